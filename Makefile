@@ -1,0 +1,62 @@
+# benchlab.bench — the two commands:
+#   make bench   set up (venv, Python deps, benchmark tools via the collection's role) and run the
+#                local matrix; prints the report path and a summary table
+#   make test    the same set-up, then sanity, lint, unit and integration tests
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+COLL_LINK := .collections/ansible_collections/benchlab/bench
+SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export ANSIBLE_FORCE_COLOR ?= 0
+
+.PHONY: bench test setup venv tools sanity lint units integration build clean
+
+bench: setup
+	$(BIN)/ansible-playbook playbooks/bench.yml -i inventories/local
+
+test: setup sanity lint units integration
+
+setup: venv $(COLL_LINK) tools
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt tests/requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tests/requirements.txt
+	touch $@
+
+# The checkout is the collection: make it findable as benchlab.bench without installing it.
+$(COLL_LINK):
+	mkdir -p $(dir $(COLL_LINK))
+	ln -sfn ../../.. $(COLL_LINK)
+
+# Install the benchmark tools through the collection's own role, on this machine.
+tools: venv $(COLL_LINK)
+	$(BIN)/ansible-playbook playbooks/install.yml -i inventories/local
+
+# ansible-test needs the collection under ansible_collections/<ns>/<name>: test a copy of the
+# tracked (and new, not ignored) files there. Its pip bootstrap is seeded from PyPI (offline-safe).
+sanity: venv
+	rm -rf build/sanity && mkdir -p $(SANITY_ROOT)
+	git ls-files --cached --others --exclude-standard | grep -v '^\.collections' | \
+		while read -r f; do [ -e "$$f" ] && echo "$$f"; done | tar -cf - -T - | tar -xf - -C $(SANITY_ROOT)
+	cd $(SANITY_ROOT) && git init -q && git add -A
+	$(BIN)/python tests/utils/seed_get_pip.py $(BIN)/python
+	cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no
+
+lint: venv $(COLL_LINK)
+	$(BIN)/ansible-lint --profile production playbooks/ roles/
+
+units: venv $(COLL_LINK)
+	$(BIN)/python -m pytest tests/unit -q
+
+integration: setup
+	$(BIN)/python -m pytest tests/integration -q
+
+build: venv
+	mkdir -p build && $(BIN)/ansible-galaxy collection build --force --output-path build .
+
+clean:
+	rm -rf build .collections benchlab-runs .pytest_cache

@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The dd parser: pure functions over dd's stderr, shared by the module, the filter and the callback.
+
+Formats read (fixtures in tests/unit/fixtures/dd, each with the command that made it):
+- coreutils 8.24+: ``268435456 bytes (268 MB, 256 MiB) copied, 0.766629 s, 350 MB/s``
+- coreutils 8.x before 8.24: ``268435456 bytes (268 MB) copied, 0.766629 s, 350 MB/s``
+- tiny transfers: ``512 bytes copied, 3.6689e-05 s, 14.0 MB/s``; rates in B/s, kB/s, MB/s, GB/s
+- ``status=progress`` lines (carriage-return separated, before the final summary)
+- dd's own errors (``dd: error writing '/dev/full': No space left on device``)
+- old coreutils and busybox builds that print only the ``N+M records`` lines: the byte count then
+  comes from the block size given by the caller and the time from a ``time`` ``real`` line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
+from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, rate_to_mb_s
+
+RECORDS_RE = re.compile(r'^(?P<full>\d+)\+(?P<partial>\d+) records (?P<dir>in|out)\s*$')
+SUMMARY_RE = re.compile(
+    r'^(?P<bytes>\d+) bytes(?: \([^)]*\))? copied, (?P<secs>[0-9.]+(?:e[-+]?\d+)?) s,'
+    r' (?P<rate>[0-9.]+(?:e[-+]?\d+)?|Infinity) (?P<unit>[kMGTP]?i?B/s)\s*$')
+TIME_REAL_RE = re.compile(r'^real\s+(?:(?P<m>\d+)m)?(?P<s>[0-9.]+)s\s*$')
+ERROR_RE = re.compile(r'^dd: (?P<msg>.+)$')
+
+
+class DdParseError(ValueError):
+    """dd output that cannot be read; the message names the problem or quotes the line."""
+
+
+def _lines(text):
+    if not isinstance(text, str):
+        raise DdParseError('dd output must be text, got %s' % type(text).__name__)
+    # status=progress rewrites one line with carriage returns; each piece is its own line.
+    return [ln for ln in text.replace('\r', '\n').splitlines()]
+
+
+def parse_dd(text, bs=None):
+    """Parse dd's stderr into a dict.
+
+    Returns records_in/records_out ({full, partial}), bytes, seconds, reported rate
+    (rate_value, rate_unit), throughput_mb_s (bytes/seconds in MB/s), errors (dd's own messages)
+    and progress (number of status=progress lines). Raises DdParseError when no transfer can be
+    found, with the reason.
+    """
+    result = {'records_in': None, 'records_out': None, 'bytes': None, 'seconds': None,
+              'rate_value': None, 'rate_unit': None, 'throughput_mb_s': None,
+              'errors': [], 'progress': 0}
+    summaries = []
+    for line in _lines(text):
+        s = line.strip()
+        if not s:
+            continue
+        m = RECORDS_RE.match(s)
+        if m:
+            result['records_' + m.group('dir')] = {'full': int(m.group('full')), 'partial': int(m.group('partial'))}
+            continue
+        m = SUMMARY_RE.match(s)
+        if m:
+            summaries.append(m)
+            continue
+        m = TIME_REAL_RE.match(s)
+        if m and result['records_out'] is not None and result['seconds'] is None and not summaries:
+            result['seconds'] = int(m.group('m') or 0) * 60 + float(m.group('s'))
+            continue
+        m = ERROR_RE.match(s)
+        if m:
+            result['errors'].append(m.group('msg'))
+    if summaries:
+        # status=progress prints the same summary shape once a second; the final one comes after
+        # the "records out" line and is the last one.
+        result['progress'] = len(summaries) - 1
+        last = summaries[-1]
+        result['bytes'] = int(last.group('bytes'))
+        result['seconds'] = float(last.group('secs'))
+        result['rate_unit'] = last.group('unit')
+        rate = last.group('rate')
+        result['rate_value'] = float('inf') if rate == 'Infinity' else float(rate)
+    elif result['records_out'] is not None and bs:
+        if result['records_out']['partial']:
+            raise DdParseError('dd printed no byte count and %d partial record(s): the size cannot be '
+                               'derived from bs' % result['records_out']['partial'])
+        result['bytes'] = result['records_out']['full'] * int(bs)
+    if result['bytes'] is None:
+        if result['errors']:
+            raise DdParseError('dd failed: %s' % '; '.join(result['errors']))
+        if result['records_out'] is not None:
+            raise DdParseError("dd printed only its 'records' lines and no 'bytes ... copied' line "
+                               '(an old coreutils or a busybox build): pass bs to derive the size')
+        raise DdParseError("no dd transfer summary ('N+M records out' / 'N bytes ... copied') in the output")
+    if result['seconds'] is not None and result['seconds'] > 0:
+        result['throughput_mb_s'] = result['bytes'] / result['seconds'] / 1e6
+    elif result['rate_value'] is not None and result['rate_value'] != float('inf'):
+        try:
+            result['throughput_mb_s'] = rate_to_mb_s(result['rate_value'], result['rate_unit'])
+        except UnitError as e:
+            raise DdParseError(str(e))
+    return result
+
+
+def dd_metrics(parsed):
+    """The record's metrics for a parsed dd run (DESIGN.md: throughput, bytes, elapsed)."""
+    metrics = {'bytes': metric(parsed['bytes'], 'bytes', 'higher')}
+    if parsed['seconds'] is not None:
+        metrics['elapsed'] = metric(parsed['seconds'], 's', 'lower')
+    if parsed['throughput_mb_s'] is not None:
+        metrics['throughput'] = metric(parsed['throughput_mb_s'], 'MB/s', 'higher')
+    return metrics
+
+
+def dd_record(text, test='write', bs=None, tool_version=None, labels=None, params=None, warnings=None, **extra):
+    """Parse dd output into a result record. A dd that reported its own error is a failed run:
+    DdParseError with dd's message, never a record with a made-up number."""
+    parsed = parse_dd(text, bs=bs)
+    if parsed['errors']:
+        raise DdParseError('dd reported an error: %s' % '; '.join(parsed['errors']))
+    if not parsed['bytes']:
+        raise DdParseError('dd copied 0 bytes: nothing was measured')
+    return new_record('dd', test, dd_metrics(parsed), tool_version=tool_version, labels=labels,
+                      params=params, warnings=warnings, raw_tail=tail(text, 5), **extra)

@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""From result records to the analysis the renderers draw: per benchmark, per cell, per metric,
+the statistics over repetitions and the difference to the baseline cell. Pure functions."""
+
+from __future__ import annotations
+
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import delta_pct, summarize
+
+# The metric the one-line summaries show for each tool (the first one present).
+PRIMARY = ('throughput', 'read_throughput', 'write_throughput', 'read_iops', 'write_iops')
+
+
+def benchmark_of(rec):
+    labels = rec.get('labels') or {}
+    return labels.get('benchmark') or '%s %s' % (rec['tool'], rec['test'])
+
+
+def cell_of(rec, host=None):
+    labels = rec.get('labels') or {}
+    if labels.get('cell'):
+        return labels['cell']
+    rest = ','.join('%s=%s' % (k, v) for k, v in sorted(labels.items()) if k != 'benchmark')
+    return (host or rec.get('host') or 'host') + ((' ' + rest) if rest else '')
+
+
+def primary_metric(metric_names):
+    for name in PRIMARY:
+        if name in metric_names:
+            return name
+    return metric_names[0] if metric_names else None
+
+
+def analyze(records, plan=None):
+    """records: dicts with an optional 'host' key. Returns the analysis dict (see renderers)."""
+    cell_order = [c['name'] for c in (plan or {}).get('cells', [])]
+    plan_baseline = (plan or {}).get('baseline')
+    benchmarks = []
+    index = {}
+    for rec in records:
+        name = benchmark_of(rec)
+        if name not in index:
+            index[name] = dict(name=name, tool=rec['tool'], test=rec['test'], tool_versions=[],
+                               cells={}, metrics=[])
+            benchmarks.append(index[name])
+        b = index[name]
+        if rec.get('tool_version') and rec['tool_version'] not in b['tool_versions']:
+            b['tool_versions'].append(rec['tool_version'])
+        cell = cell_of(rec)
+        c = b['cells'].setdefault(cell, dict(cell=cell, hosts=[], labels={}, records=[], warnings=[]))
+        if rec.get('host') and rec['host'] not in c['hosts']:
+            c['hosts'].append(rec['host'])
+        c['labels'] = dict((k, v) for k, v in (rec.get('labels') or {}).items() if k not in ('cell', 'benchmark'))
+        c['records'].append(rec)
+        for w in rec.get('warnings') or []:
+            if w not in c['warnings']:
+                c['warnings'].append(w)
+        for m in rec['metrics']:
+            if m not in b['metrics']:
+                b['metrics'].append(m)
+
+    out = []
+    for b in benchmarks:
+        seen = list(b['cells'])
+        names = sorted(seen, key=lambda n: (cell_order.index(n) if n in cell_order else len(cell_order), seen.index(n)))
+        baseline = plan_baseline if plan_baseline in names else names[0]
+        cells = []
+        for n in names:
+            c = b['cells'][n]
+            metrics = {}
+            for m in b['metrics']:
+                values = [r['metrics'][m]['value'] for r in c['records'] if m in r['metrics']]
+                if not values and not any(m in r['metrics'] for r in c['records']):
+                    continue
+                first = next(r['metrics'][m] for r in c['records'] if m in r['metrics'])
+                s = summarize(values)
+                s.update(unit=first['unit'], better=first['better'], values=values)
+                metrics[m] = s
+            cells.append(dict(cell=n, hosts=c['hosts'], labels=c['labels'], n=len(c['records']),
+                              metrics=metrics, warnings=c['warnings'], baseline=(n == baseline)))
+        base = next(c for c in cells if c['baseline'])
+        for c in cells:
+            for m, s in c['metrics'].items():
+                ref = base['metrics'].get(m, {}).get('mean')
+                s['delta_pct'] = None if c['baseline'] else delta_pct(s['mean'], ref)
+        primary = primary_metric(b['metrics'])
+        ordered = [primary] + [m for m in b['metrics'] if m != primary]
+        out.append(dict(name=b['name'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
+                        baseline=baseline, metrics=ordered, primary=primary,
+                        cells=cells))
+    return dict(benchmarks=out)
