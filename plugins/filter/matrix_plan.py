@@ -25,7 +25,7 @@ options:
     type: list
     elements: str
 author:
-  - benchlab.bench maintainers
+  - benchlab.bench maintainers (@benchlab)
 '''
 
 EXAMPLES = r'''

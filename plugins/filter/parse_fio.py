@@ -24,7 +24,7 @@ options:
     type: dict
     default: {}
 author:
-  - benchlab.bench maintainers
+  - benchlab.bench maintainers (@benchlab)
 '''
 
 EXAMPLES = r'''

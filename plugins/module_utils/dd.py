@@ -37,7 +37,7 @@ def _lines(text):
     if not isinstance(text, str):
         raise DdParseError('dd output must be text, got %s' % type(text).__name__)
     # status=progress rewrites one line with carriage returns; each piece is its own line.
-    return [ln for ln in text.replace('\r', '\n').splitlines()]
+    return text.replace('\r', '\n').splitlines()
 
 
 def parse_dd(text, bs=None):

@@ -22,7 +22,7 @@ description:
     afterwards, also on failure. A block device is written only with O(destructive=true) and never
     while it is mounted.
 author:
-  - benchlab.bench maintainers
+  - benchlab.bench maintainers (@benchlab)
 options:
   path:
     description:

@@ -18,7 +18,7 @@ description:
   - The exit code is checked before anything is parsed; a failed job is a failure with fio's own
     message, never a number.
 author:
-  - benchlab.bench maintainers
+  - benchlab.bench maintainers (@benchlab)
 options:
   path:
     description: Directory on the storage under test. A private work directory is created inside it.

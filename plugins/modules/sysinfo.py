@@ -16,7 +16,7 @@ description:
   - Reads C(/proc) and C(/etc/os-release) and asks C(systemd-detect-virt) when it exists; changes
     nothing.
 author:
-  - benchlab.bench maintainers
+  - benchlab.bench maintainers (@benchlab)
 options:
   path:
     description: The benchmark directory whose filesystem, mount options and device are reported.

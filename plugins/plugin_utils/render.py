@@ -53,8 +53,8 @@ def render_markdown(analysis, meta):
         versions = ', '.join(b['tool_versions'])
         lines.append('## %s' % _md_escape(b['name']))
         lines.append('')
-        lines.append('%s %s%s — baseline: **%s**' % (b['tool'], b['test'], (' (version %s)' % versions) if versions else '',
-                                                       _md_escape(b['baseline'])))
+        version = (' (version %s)' % versions) if versions else ''
+        lines.append('%s %s%s — baseline: **%s**' % (b['tool'], b['test'], version, _md_escape(b['baseline'])))
         lines.append('')
         header = ['cell', 'host', 'n'] + ['%s (%s)' % (m, _unit(b, m)) for m in b['metrics']]
         lines.append('| ' + ' | '.join(header) + ' |')

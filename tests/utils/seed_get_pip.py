@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Make ansible-test's pip bootstrap work without its download host.
 
 ansible-test bootstraps pip into each virtual environment it creates by running a cached copy of

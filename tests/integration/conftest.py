@@ -1,0 +1,46 @@
+"""Integration test helpers: real ansible-playbook / ansible / ansible-runner runs on this machine."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+FILES = Path(__file__).resolve().parent / 'files'
+sys.path.insert(0, str(REPO / '.collections'))
+
+
+def ansible_env(tmp_path, **extra):
+    env = dict(os.environ)
+    env.update(ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1',
+               BENCHLAB_REPORT_DIR=str(tmp_path / 'runs'), ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'),
+               PATH='%s:%s' % (BIN, env.get('PATH', '')))
+    env.update(extra)
+    return env
+
+
+def run(argv, env, cwd=REPO, timeout=900):
+    proc = subprocess.run([str(a) for a in argv], cwd=str(cwd), env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    return proc
+
+
+def run_dirs(base):
+    base = Path(base)
+    return sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink()) if base.exists() else []
+
+
+def load_run(run_dir):
+    run_dir = Path(run_dir)
+    results = json.loads((run_dir / 'results.json').read_text())
+    jsonl = [json.loads(line) for line in (run_dir / 'results.jsonl').read_text().splitlines()]
+    return results, jsonl
+
+
+@pytest.fixture
+def env(tmp_path):
+    return ansible_env(tmp_path)

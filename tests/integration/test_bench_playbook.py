@@ -1,0 +1,68 @@
+"""The real playbook on this machine: matrix -> modules -> callback -> run directory."""
+
+from collections import Counter
+
+from conftest import BIN, FILES, REPO, load_run, run, run_dirs
+
+from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+
+
+def test_bench_playbook_writes_a_valid_report(tmp_path, env):
+    proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
+                '-e', '@%s' % (FILES / 'matrix-small.yml'), '-e', 'bench_install_tools=false'], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    runs = run_dirs(tmp_path / 'runs')
+    assert len(runs) == 1
+    results, jsonl = load_run(runs[0])
+    # every record arrived in results.jsonl and in results.json, and each is valid
+    assert len(jsonl) == len(results['records']) == 3 * 3 * 2
+    for rec in jsonl:
+        assert validate_record({k: v for k, v in rec.items() if k != 'host'}) == []
+        assert rec['host'] == 'localhost'
+    per_cell = Counter((r['labels']['benchmark'], r['labels']['cell']) for r in jsonl)
+    assert set(per_cell.values()) == {3}, per_cell
+    for rec in jsonl:
+        if rec['tool'] == 'dd':
+            assert rec['metrics']['throughput']['value'] > 0
+            assert rec['metrics']['bytes']['value'] == 32 * 1024 * 1024
+            assert 'conv=fdatasync' in rec['cmd'] or rec['test'] == 'read'
+        else:
+            assert rec['metrics']['read_iops']['value'] > 0
+    # the analysis compares against the baseline cell the matrix names
+    bench = {b['name']: b for b in results['analysis']['benchmarks']}
+    assert set(bench) == {'dd-write', 'dd-read', 'fio-randread'}
+    for b in bench.values():
+        assert b['baseline'] == 'host-rootfs'
+        cells = {c['cell']: c for c in b['cells']}
+        assert cells['host-tmpfs']['metrics'][b['primary']]['delta_pct'] is not None
+        assert cells['host-rootfs']['n'] == 3
+    # the environment of both cells was described
+    fstypes = {v['labels']['cell']: v['target']['fstype'] for v in results['environment'].values()}
+    assert fstypes['host-tmpfs'] == 'tmpfs'
+    report = (runs[0] / 'report.md').read_text()
+    assert '## dd-write' in report and 'host-rootfs (baseline)' in report
+    assert 'benchlab report: %s' % (runs[0] / 'report.md') in proc.stdout
+    assert 'benchlab summary' in proc.stdout
+    # nothing left behind in the benchmark directories
+    leftovers = [p for d in ('/var/tmp', '/dev/shm') for p in __import__('glob').glob(d + '/benchlab-*')]
+    assert leftovers == []
+
+
+def test_invalid_matrix_is_rejected_before_any_host_is_touched(tmp_path, env):
+    proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
+                '-e', '@%s' % (FILES / 'matrix-bad-path.yml')], env)
+    assert proc.returncode != 0
+    assert 'bench_matrix.cells[1].path' in proc.stdout
+    # the failure happened in the planning play: no tool was installed, no benchmark ran
+    assert 'Install the tools' not in proc.stdout
+    assert 'Benchmark dd' not in proc.stdout
+    assert not (tmp_path / 'runs').exists() or not any(p.name == 'results.jsonl' for p in (tmp_path / 'runs').rglob('*'))
+
+
+def test_install_role_is_idempotent(tmp_path, env):
+    for attempt in (1, 2):
+        proc = run([BIN / 'ansible-playbook', 'playbooks/install.yml', '-i', 'inventories/local'], env)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+    recap = [line for line in proc.stdout.splitlines() if line.startswith('localhost') and 'ok=' in line][-1]
+    assert 'changed=0' in recap and 'failed=0' in recap, recap
+    assert (REPO / 'roles/bench_tools/meta/argument_specs.yml').exists()
