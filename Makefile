@@ -47,7 +47,7 @@ sanity: venv
 	cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no
 
 lint: venv $(COLL_LINK)
-	$(BIN)/ansible-lint --profile production playbooks/ roles/
+	$(BIN)/ansible-lint
 
 units: venv $(COLL_LINK)
 	$(BIN)/python -m pytest tests/unit -q

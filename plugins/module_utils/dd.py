@@ -19,12 +19,12 @@ import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, rate_to_mb_s
+from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size, rate_to_mb_s
 
 RECORDS_RE = re.compile(r'^(?P<full>\d+)\+(?P<partial>\d+) records (?P<dir>in|out)\s*$')
 SUMMARY_RE = re.compile(
-    r'^(?P<bytes>\d+) bytes(?: \([^)]*\))? copied, (?P<secs>[0-9.]+(?:e[-+]?\d+)?) s,'
-    r' (?P<rate>[0-9.]+(?:e[-+]?\d+)?|Infinity) (?P<unit>[kMGTP]?i?B/s)\s*$')
+    r'^(?P<bytes>\d+) bytes?(?: \([^)]*\))? copied, (?P<secs>[0-9.]+(?:e[-+]?\d+)?) (?:s|seconds?),'
+    r' (?P<rate>[0-9.]+(?:e[-+]?\d+)?|Infinity) ?(?P<unit>[kMGTP]?i?B/s)\s*$')
 TIME_REAL_RE = re.compile(r'^real\s+(?:(?P<m>\d+)m)?(?P<s>[0-9.]+)s\s*$')
 ERROR_RE = re.compile(r'^dd: (?P<msg>.+)$')
 
@@ -38,6 +38,16 @@ def _lines(text):
         raise DdParseError('dd output must be text, got %s' % type(text).__name__)
     # status=progress rewrites one line with carriage returns; each piece is its own line.
     return text.replace('\r', '\n').splitlines()
+
+
+def _block_size(bs):
+    try:
+        value = parse_size(bs)
+    except UnitError as e:
+        raise DdParseError('bs: %s' % e)
+    if value <= 0:
+        raise DdParseError('bs must be greater than zero, got %r' % (bs,))
+    return value
 
 
 def parse_dd(text, bs=None):
@@ -82,10 +92,11 @@ def parse_dd(text, bs=None):
         rate = last.group('rate')
         result['rate_value'] = float('inf') if rate == 'Infinity' else float(rate)
     elif result['records_out'] is not None and bs:
+        bs = _block_size(bs)
         if result['records_out']['partial']:
             raise DdParseError('dd printed no byte count and %d partial record(s): the size cannot be '
                                'derived from bs' % result['records_out']['partial'])
-        result['bytes'] = result['records_out']['full'] * int(bs)
+        result['bytes'] = result['records_out']['full'] * bs
     if result['bytes'] is None:
         if result['errors']:
             raise DdParseError('dd failed: %s' % '; '.join(result['errors']))

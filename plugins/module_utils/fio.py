@@ -69,7 +69,9 @@ def _num(d, key, where):
 
 def _percentile(clat, pct):
     """The clat percentile `pct` (e.g. 99.0) from fio's {'99.000000': ns} map, or None."""
-    pcts = clat.get('percentile') or {}
+    pcts = clat.get('percentile') if isinstance(clat, dict) else None
+    if not isinstance(pcts, dict):
+        return None
     for key, value in pcts.items():
         try:
             if abs(float(key) - pct) < 1e-9:
@@ -99,7 +101,7 @@ def job_metrics(job):
         else:
             bw = _num(part, 'bw', where) * 1024.0
         if 'lat_ns' in part:
-            lat, clat, scale = part['lat_ns'], part.get('clat_ns') or {}, 1e-6
+            lat, clat, scale = part.get('lat_ns') or {}, part.get('clat_ns') or {}, 1e-6
         else:
             lat, clat, scale = part.get('lat') or {}, part.get('clat') or {}, 1e-3
         metrics[d + '_iops'] = metric(_num(part, 'iops', where), 'ops/s', 'higher')
@@ -123,7 +125,9 @@ def fio_records(text, labels=None, params=None, warnings=None, **extra):
     if not doc['jobs']:
         raise FioParseError('fio JSON output lists no jobs%s' % (': ' + '; '.join(messages) if messages else ''))
     records = []
-    for job in doc['jobs']:
+    for i, job in enumerate(doc['jobs']):
+        if not isinstance(job, dict):
+            raise FioParseError('fio JSON: jobs[%d] is not an object (%r)' % (i, job))
         name = job.get('jobname') or 'fio'
         if job.get('error'):
             raise FioParseError('fio job %s failed with error %s%s' % (

@@ -86,7 +86,7 @@ def expand_plan(matrix, inventory_hosts=None):
     ...) so a slow drift of the machine spreads over all cells instead of biasing one.
     """
     validate_matrix(matrix, inventory_hosts)
-    reps = matrix.get('repetitions', DEFAULT_REPETITIONS)
+    reps = int(matrix.get('repetitions', DEFAULT_REPETITIONS))  # JSON Schema counts 3.0 as an integer
     cells = [dict(c, labels=dict(c.get('labels') or {})) for c in matrix['cells']]
     by_name = dict((c['name'], c) for c in cells)
     runs = []

@@ -17,7 +17,7 @@ sys.path.insert(0, str(REPO / '.collections'))
 def ansible_env(tmp_path, **extra):
     env = dict(os.environ)
     env.update(ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1',
-               BENCHLAB_REPORT_DIR=str(tmp_path / 'runs'), ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'),
+               BENCHLAB_REPORT_DIR=str(tmp_path / 'runs'),
                PATH='%s:%s' % (BIN, env.get('PATH', '')))
     env.update(extra)
     return env

@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""plugins/module_utils/record.py: building records and validating them against record-v1.json."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.module_utils import record
+from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
+
+
+@pytest.fixture
+def good():
+    return new_record('dd', 'write', {'throughput': metric(350.2, 'MB/s'), 'elapsed': metric(0.77, 's', 'lower')},
+                      tool_version='9.1', labels={'cell': 'a', 'n': 1, 'ok': True, 'x': None},
+                      params={'bs': '1M', 'nested': {'a': [1]}}, warnings=['w'], raw_tail='tail',
+                      cmd=['dd', 1], started='2026-12-02T10:00:00Z', duration_s=1.23456789)
+
+
+def test_good_record_validates(good):
+    assert validate_record(good) == []
+    assert good['schema'] == record.SCHEMA_VERSION == 1
+    assert good['cmd'] == ['dd', '1']
+    assert good['duration_s'] == 1.234568
+
+
+def test_minimal_record():
+    rec = new_record('fio', 'job', {'read_iops': metric(1, 'ops/s')})
+    assert validate_record(rec) == []
+    assert set(rec) == {'schema', 'tool', 'tool_version', 'test', 'labels', 'params', 'metrics', 'warnings'}
+
+
+def test_new_record_copies_its_inputs():
+    labels, metrics = {'cell': 'a'}, {'x': metric(1, 'count')}
+    rec = new_record('dd', 'write', metrics, labels=labels)
+    labels['cell'] = 'b'
+    metrics['y'] = metric(2, 'count')
+    assert rec['labels'] == {'cell': 'a'}
+    assert set(rec['metrics']) == {'x'}
+
+
+def test_metric_shapes():
+    assert metric(3, 'MB/s') == {'value': 3.0, 'unit': 'MB/s', 'better': 'higher'}
+    assert isinstance(metric(3, 'MB/s')['value'], float)
+    assert metric(None, 'MB/s') == {'value': None, 'unit': 'MB/s', 'better': 'higher', 'too_fast': True}
+    assert metric(0, 's', 'lower') == {'value': 0.0, 'unit': 's', 'better': 'lower'}
+
+
+def test_too_fast_metric_validates(good):
+    good['metrics']['seq_output_char'] = metric(None, 'MB/s')
+    assert validate_record(good) == []
+
+
+def test_utc_now_matches_the_schema():
+    assert re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$', record.utc_now())
+    rec = new_record('dd', 'write', {'bytes': metric(1, 'bytes')}, started=record.utc_now())
+    assert validate_record(rec) == []
+
+
+def _mutate(rec, path, value):
+    target = rec
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return rec
+
+
+@pytest.mark.parametrize('path,value,where', [
+    (('metrics', 'throughput', 'unit'), 'MiB/s', 'metrics.throughput.unit:'),
+    (('metrics', 'throughput', 'unit'), 'GB/s', 'metrics.throughput.unit:'),
+    (('metrics', 'throughput', 'better'), 'more', 'metrics.throughput.better:'),
+    (('metrics', 'throughput', 'value'), '350', 'metrics.throughput.value:'),
+    (('metrics', 'throughput', 'extra'), 1, 'metrics.throughput:'),
+    (('metrics', 'throughput', 'unit'), KeyError, 'metrics.throughput:'),
+    (('schema',), 2, 'schema:'),
+    (('schema',), '1', 'schema:'),
+    (('tool',), 'iozone', 'tool:'),
+    (('test',), '', 'test:'),
+    (('tool_version',), 9.1, 'tool_version:'),
+    (('labels', 'deep'), {'a': 1}, 'labels.deep:'),
+    (('cmd', 1), 1, 'cmd[1]:'),
+    (('started',), '2026-12-02 10:00:00', 'started:'),
+    (('duration_s',), -1, 'duration_s:'),
+    (('warnings', 0), 3, 'warnings[0]:'),
+    (('raw_tail',), ['x'], 'raw_tail:'),
+    (('metrics',), {}, 'metrics:'),
+])
+def test_validate_record_names_the_field(good, path, value, where):
+    errors = validate_record(_mutate(copy.deepcopy(good), path, value))
+    assert errors, 'accepted a bad %s' % '.'.join(map(str, path))
+    assert any(e.startswith(where) for e in errors), errors
+
+
+@pytest.mark.parametrize('missing', ['tool', 'schema', 'test', 'metrics'])
+def test_validate_record_missing_required(good, missing):
+    del good[missing]
+    errors = validate_record(good)
+    assert len(errors) == 1
+    assert errors[0].startswith('(record):')
+    assert "'%s' is a required property" % missing in errors[0]
+
+
+def test_validate_record_unknown_top_level_key(good):
+    good['host'] = 'h1'
+    errors = validate_record(good)
+    assert errors and errors[0].startswith('(record):') and "'host'" in errors[0]
+
+
+def test_validate_record_bad_metric_name(good):
+    good['metrics']['Throughput'] = metric(1, 'MB/s')
+    errors = validate_record(good)
+    assert errors and errors[0].startswith('metrics:') and 'Throughput' in errors[0]
+
+
+def test_null_value_needs_too_fast(good):
+    good['metrics']['throughput'] = {'value': None, 'unit': 'MB/s', 'better': 'higher'}
+    errors = validate_record(good)
+    assert errors and all(e.startswith('metrics.throughput') for e in errors)
+    good['metrics']['throughput']['too_fast'] = False
+    assert validate_record(good)
+
+
+def test_several_errors_are_all_reported(good):
+    good['schema'] = 2
+    good['metrics']['throughput']['unit'] = 'MiB/s'
+    errors = validate_record(good)
+    assert len(errors) == 2
+    assert [e.split(':')[0] for e in errors] == ['metrics.throughput.unit', 'schema']
+
+
+def test_schema_file_is_loaded():
+    schema = record.load_schema()
+    assert schema['properties']['schema'] == {'const': 1}
+    assert 'MB/s' in schema['$defs']['metric']['properties']['unit']['enum']
