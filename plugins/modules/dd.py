@@ -87,10 +87,6 @@ options:
         for inspection. Off by default; the caller removes it.
     type: bool
     default: false
-  labels:
-    description: Labels of the matrix cell (platform, storage, ...) copied into the record.
-    type: dict
-    default: {}
 notes:
   - Needs root to drop caches and to write block devices.
   - Check mode returns the command that would run, without writing anything.
@@ -98,14 +94,8 @@ seealso:
   - module: benchlab.bench.fio
   - plugin: benchlab.bench.parse_dd
     plugin_type: filter
-attributes:
-  check_mode:
-    support: full
-    description: Returns C(cmd) without running anything.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-extends_documentation_fragment: []
+extends_documentation_fragment:
+  - benchlab.bench.common
 '''
 
 EXAMPLES = r'''
@@ -169,7 +159,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.common import (
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_record
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import is_mounted_device, parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import is_mounted_device, parse_meminfo, parse_mountinfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
 
 CHUNK = 1024 * 1024
@@ -198,10 +188,7 @@ def choose_data_dir(size, workdir, requested):
         free = st.f_bavail * st.f_frsize
         fstype_tmpfs = any(m['mountpoint'] == '/dev/shm' and m['fstype'] == 'tmpfs'
                            for m in parse_mountinfo(read_text('/proc/self/mountinfo')))
-        avail = 0
-        for line in read_text('/proc/meminfo').splitlines():
-            if line.startswith('MemAvailable:'):
-                avail = int(line.split()[1]) * 1024
+        avail = parse_meminfo(read_text('/proc/meminfo')).get('mem_available_bytes', 0)
         if fstype_tmpfs and free > size + 64 * CHUNK and avail > 2 * size:
             return '/dev/shm', None
     except (OSError, ValueError):
@@ -344,7 +331,9 @@ def main():
                             duration_s=res.duration_s)
         except DdParseError as e:
             fail(module, 'dd', res, extra=str(e))
-        result['changed'] = True
+        # A benchmark leaves the target as it found it (its work directory is removed), so it
+        # reports no change, unless keep leaves the written file behind.
+        result['changed'] = bool(p['keep'])
         result['bench_result'] = rec
         if p['keep'] and workdir:
             result['workdir'] = workdir

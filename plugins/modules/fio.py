@@ -84,23 +84,14 @@ options:
       - A fio job file on the target to run instead of the job described by the options above. It
         runs with the work directory as current directory; jobs without a C(directory) write there.
     type: path
-  labels:
-    description: Labels of the matrix cell copied into the records.
-    type: dict
-    default: {}
 notes:
   - Check mode returns the command that would run.
-attributes:
-  check_mode:
-    support: full
-    description: Returns C(cmd) without running anything.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
 seealso:
   - module: benchlab.bench.dd
   - plugin: benchlab.bench.parse_fio
     plugin_type: filter
+extends_documentation_fragment:
+  - benchlab.bench.common
 '''
 
 EXAMPLES = r'''
@@ -256,7 +247,8 @@ def main():
                                   warnings=warnings, cmd=argv, started=started, duration_s=res.duration_s)
         except FioParseError as e:
             fail(module, 'fio', res, extra=str(e))
-        result.update(changed=True, bench_result=records[0], bench_results=records)
+        # The work directory is removed again: the target is left as it was found.
+        result.update(changed=False, bench_result=records[0], bench_results=records)
     except OSError as e:
         module.fail_json(msg='fio benchmark in %s failed: %s' % (p['path'], e), **result)
     finally:

@@ -24,7 +24,7 @@ def ansible_env(tmp_path, **extra):
 
 
 def run(argv, env, cwd=REPO, timeout=900):
-    proc = subprocess.run([str(a) for a in argv], cwd=str(cwd), env=env, capture_output=True, text=True,
+    proc = subprocess.run([str(a) for a in argv], cwd=str(cwd), env=env, capture_output=True, text=True, check=False,
                           timeout=timeout)
     return proc
 

@@ -19,7 +19,7 @@ def module(env, name, args, check=False):
     proc = run(argv, env)
     out = proc.stdout.strip()
     # one-line output: "localhost | SUCCESS => {...}" or "localhost | FAILED! => {...}"
-    status, _, payload = out.partition(' => ')
+    status, _sep, payload = out.partition(' => ')
     return proc.returncode, status, json.loads(payload) if payload else {'raw': out + proc.stderr}
 
 
@@ -121,7 +121,7 @@ def loop_device(tmp_path):
     image = tmp_path / 'disk.img'
     with open(image, 'wb') as f:
         f.truncate(64 * 1024 * 1024)
-    dev = subprocess.run(['losetup', '--find', '--show', str(image)], capture_output=True, text=True)
+    dev = subprocess.run(['losetup', '--find', '--show', str(image)], capture_output=True, text=True, check=False)
     if dev.returncode != 0:
         pytest.skip('no loop device here: %s' % dev.stderr.strip())
     dev = dev.stdout.strip()
@@ -129,7 +129,7 @@ def loop_device(tmp_path):
     try:
         yield dev, mnt
     finally:
-        subprocess.run(['umount', mnt], capture_output=True)
+        subprocess.run(['umount', mnt], capture_output=True, check=False)
         os.rmdir(mnt)
         subprocess.run(['losetup', '-d', dev], check=True)
 
