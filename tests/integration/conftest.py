@@ -41,6 +41,19 @@ def load_run(run_dir):
     return results, jsonl
 
 
+def module(env, name, args, check=False):
+    """Run benchlab.bench.<name> on localhost with `ansible -m`; return (rc, status, result dict)."""
+    argv = [BIN / 'ansible', 'localhost', '-i', REPO / 'inventories/local', '-m', 'benchlab.bench.%s' % name,
+            '-a', json.dumps(args), '-o']
+    if check:
+        argv.append('--check')
+    proc = run(argv, env)
+    out = proc.stdout.strip()
+    # one-line output: "localhost | SUCCESS => {...}" or "localhost | FAILED! => {...}"
+    status, _sep, payload = out.partition(' => ')
+    return proc.returncode, status, json.loads(payload) if payload else {'raw': out + proc.stderr}
+
+
 @pytest.fixture
 def env(tmp_path):
     return ansible_env(tmp_path)

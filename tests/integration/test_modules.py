@@ -8,19 +8,7 @@ import tempfile
 
 import pytest
 
-from conftest import BIN, REPO, run
-
-
-def module(env, name, args, check=False):
-    argv = [BIN / 'ansible', 'localhost', '-i', REPO / 'inventories/local', '-m', 'benchlab.bench.%s' % name,
-            '-a', json.dumps(args), '-o']
-    if check:
-        argv.append('--check')
-    proc = run(argv, env)
-    out = proc.stdout.strip()
-    # one-line output: "localhost | SUCCESS => {...}" or "localhost | FAILED! => {...}"
-    status, _sep, payload = out.partition(' => ')
-    return proc.returncode, status, json.loads(payload) if payload else {'raw': out + proc.stderr}
+from conftest import module
 
 
 def test_default_write_data_is_not_zeros_nor_repeating(env, tmp_path):
