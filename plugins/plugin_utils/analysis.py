@@ -6,7 +6,7 @@ the statistics over repetitions and the difference to the baseline cell. Pure fu
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import delta_pct, summarize
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 
 # The metric the one-line summaries show for each tool (the first one present).
 PRIMARY = ('throughput', 'read_throughput', 'write_throughput', 'read_iops', 'write_iops')
@@ -82,8 +82,12 @@ def analyze(records, plan=None):
         base = next(c for c in cells if c['baseline'])
         for c in cells:
             for m, s in c['metrics'].items():
-                ref = base['metrics'].get(m, {}).get('mean')
-                s['delta_pct'] = None if c['baseline'] else delta_pct(s['mean'], ref)
+                ref = base['metrics'].get(m)
+                s.update(delta_pct=None, ci_pct=None, p=None, significant=None, slower_pct=None)
+                if c['baseline'] or not ref or not s['n'] or not ref['n']:
+                    continue
+                cmp = compare(s, ref, better=s['better'])
+                s.update((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'p', 'significant', 'slower_pct'))
         primary = primary_metric(b['metrics'])
         ordered = [primary] + [m for m in b['metrics'] if m != primary]
         out.append(dict(name=b['name'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],

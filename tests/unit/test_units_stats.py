@@ -65,17 +65,21 @@ def test_unit_error_is_a_value_error():
 
 
 def test_summarize():
-    assert summarize([1, 2, 6]) == {'n': 3, 'too_fast': 0, 'mean': 3.0, 'min': 1.0, 'max': 6.0}
+    s = summarize([1, 2, 6])
+    assert {k: s[k] for k in ('n', 'too_fast', 'mean', 'min', 'max', 'median')} == {'n': 3, 'too_fast': 0, 'mean': 3.0, 'min': 1.0, 'max': 6.0, 'median': 2.0}
 
 
 def test_summarize_too_fast_values_are_counted_apart():
-    assert summarize([None, 2.0, 4.0]) == {'n': 2, 'too_fast': 1, 'mean': 3.0, 'min': 2.0, 'max': 4.0}
-    assert summarize([None, None]) == {'n': 0, 'too_fast': 2, 'mean': None, 'min': None, 'max': None}
-    assert summarize([]) == {'n': 0, 'too_fast': 0, 'mean': None, 'min': None, 'max': None}
+    s = summarize([None, 2.0, 4.0])
+    assert {k: s[k] for k in ('n', 'too_fast', 'mean', 'min', 'max')} == {'n': 2, 'too_fast': 1, 'mean': 3.0, 'min': 2.0, 'max': 4.0}
+    assert summarize([None, None]) == {'n': 0, 'too_fast': 2, 'mean': None, 'min': None, 'max': None,
+                                      'median': None, 'stdev': None, 'cv': None, 'ci95': None}
+    assert summarize([])['n'] == 0 and summarize([])['mean'] is None
 
 
 def test_summarize_zero_is_a_value():
-    assert summarize([0.0, 0]) == {'n': 2, 'too_fast': 0, 'mean': 0.0, 'min': 0.0, 'max': 0.0}
+    s = summarize([0.0, 0])
+    assert {k: s[k] for k in ('n', 'too_fast', 'mean', 'min', 'max', 'stdev', 'cv')} == {'n': 2, 'too_fast': 0, 'mean': 0.0, 'min': 0.0, 'max': 0.0, 'stdev': 0.0, 'cv': None}
 
 
 @pytest.mark.parametrize('value,baseline,expected', [
