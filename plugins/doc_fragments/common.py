@@ -16,6 +16,20 @@ options:
         C(benchlab.bench.bench_run) role also sets C(cell) and C(benchmark) here.
     type: dict
     default: {}
+  guards:
+    description:
+      - Methodology guards applied right before the measurement, recorded in the record's
+        C(params.guards); a problem becomes a warning on the record.
+      - V(quiesce) (default V(true)) checks the 1-minute load average against V(max_load_per_cpu)
+        (default V(0.75)) times the CPU count and looks for other benchmark processes; with
+        V(quiesce_wait_s) (default V(0), warn only) it waits up to that long for a quiet machine.
+      - V(cooldown_s) (default V(0)) sleeps before measuring; the bench_run role sets it between
+        repetitions.
+      - V(warmup) (default V(false)) marks a run that is stored but not counted by the analysis.
+      - V(hypervisor_caches_dropped) is set by the bench_run role when it dropped the caches of the
+        guest's hypervisor host before this run.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full

@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Target-side helpers the benchmark modules share: private work directories, cache dropping,
-RAM size, and the common module options (labels)."""
+RAM size, the methodology guards and the common module options (labels, guards)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,28 @@ import os
 import shutil
 import tempfile
 
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 
-# Options every benchmark module accepts; merged into each module's argument_spec.
+# Options every benchmark module accepts; merged into each module's argument_spec and documented
+# by the benchlab.bench.common doc fragment.
 COMMON_ARGS = dict(
     labels=dict(type='dict', default={}),
+    guards=dict(type='dict', default={}),
 )
+
+
+def start_measurement(module, params, warnings):
+    """Apply the methodology guards (module_utils/guards.py) right before measuring: records what
+    was done in params['guards'] and adds a warning for each problem. Fails on a bad guards option."""
+    try:
+        done, notes = apply_guards(module.params.get('guards'))
+    except GuardError as e:
+        module.fail_json(msg=str(e))
+    params['guards'] = done
+    warnings.extend(notes)
+    return done
 
 
 def read_text(path, default=''):

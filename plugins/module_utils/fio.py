@@ -135,9 +135,13 @@ def fio_records(text, labels=None, params=None, warnings=None, **extra):
         metrics = job_metrics(job)
         if not metrics:
             raise FioParseError('fio job %s moved no data' % name)
-        job_params = dict(params or {})
-        if 'job options' in job and not job_params:
-            job_params = dict(job['job options'])
+        if params is None:
+            # parse_fio on output of the user's own run: the job's options are all we know
+            job_params = dict(job.get('job options') or {})
+        else:
+            job_params = dict(params)
+            if params.get('job_file') and isinstance(job.get('job options'), dict):
+                job_params['job_options'] = dict(job['job options'])
         records.append(new_record('fio', name, metrics, tool_version=version, labels=labels,
                                   params=job_params, warnings=list(warnings or []) + messages,
                                   raw_tail=tail('\n'.join(messages)), **extra))

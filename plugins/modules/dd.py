@@ -155,7 +155,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import (
-    COMMON_ARGS, drop_caches, make_workdir, ram_warning, read_text, remove_tree)
+    COMMON_ARGS, drop_caches, make_workdir, ram_warning, read_text, remove_tree, start_measurement)
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_record
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
@@ -321,6 +321,7 @@ def main():
 
         version = run(module, [dd_bin, '--version'])
         tool_version = version.stdout.splitlines()[0].split()[-1] if version.ok and version.stdout else None
+        start_measurement(module, params, warnings)
         started = utc_now()
         res = run(module, argv)
         if not res.ok:

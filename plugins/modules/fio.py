@@ -135,7 +135,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, make_workdir, remove_tree
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, make_workdir, remove_tree, start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import FioParseError, fio_records
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
@@ -238,12 +238,13 @@ def main():
         if module.check_mode:
             workdir = None
             module.exit_json(**result)
+        start_measurement(module, params, warnings)
         started = utc_now()
         res = run(module, argv, cwd=workdir)
         if not res.ok:
             fail(module, 'fio', res)
         try:
-            records = fio_records(res.stdout, labels=p['labels'], params=params if not p['job_file'] else None,
+            records = fio_records(res.stdout, labels=p['labels'], params=params,
                                   warnings=warnings, cmd=argv, started=started, duration_s=res.duration_s)
         except FioParseError as e:
             fail(module, 'fio', res, extra=str(e))

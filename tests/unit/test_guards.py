@@ -1,0 +1,78 @@
+"""Methodology guards: pure decisions with injected clock/load, and the real /proc scan."""
+
+import subprocess
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
+    GuardError, apply_guards, competing_processes, normalize, quiet_verdict)
+
+
+class Clock(object):
+    def __init__(self):
+        self.t = 0.0
+        self.slept = []
+
+    def now(self):
+        return self.t
+
+    def sleep(self, s):
+        self.slept.append(s)
+        self.t += s
+
+
+def test_defaults_and_bad_options_name_the_field():
+    assert normalize(None)['quiesce'] is True and normalize({})['cooldown_s'] == 0
+    with pytest.raises(GuardError, match=r'guards\.cooldown: unknown guard'):
+        normalize({'cooldown': 3})
+    with pytest.raises(GuardError, match=r'guards\.cooldown_s: expected a number'):
+        normalize({'cooldown_s': True})
+    with pytest.raises(GuardError, match=r'guards\.quiesce_wait_s: must not be negative'):
+        normalize({'quiesce_wait_s': -1})
+    with pytest.raises(GuardError, match=r'guards\.warmup: expected true/false'):
+        normalize({'warmup': 'yes'})
+
+
+def test_quiet_verdict():
+    assert quiet_verdict(0.5, 2, 0.75, []) == (True, '')
+    quiet, reason = quiet_verdict(1.6, 2, 0.75, [(42, 'fio')])
+    assert not quiet and 'load average 1.60 is above 1.50' in reason and 'fio[42]' in reason
+
+
+def test_a_busy_machine_is_warned_about_without_waiting_by_default():
+    clock = Clock()
+    done, warnings = apply_guards({}, sleep=clock.sleep, now=clock.now, loadavg=lambda: (3.0, 0, 0), cpus=2,
+                                  competing=lambda: [])
+    assert done['quiet'] is False and done['waited_s'] == 0 and clock.slept == []
+    assert len(warnings) == 1 and 'not quiet' in warnings[0]
+
+
+def test_waiting_for_quiet_stops_when_quiet_or_at_the_limit():
+    clock = Clock()
+    loads = iter([3.0, 2.0, 0.5])
+    done, warnings = apply_guards({'quiesce_wait_s': 30}, sleep=clock.sleep, now=clock.now,
+                                  loadavg=lambda: (next(loads), 0, 0), cpus=2, competing=lambda: [])
+    assert done['quiet'] is True and warnings == [] and clock.t == 4.0
+    clock = Clock()
+    done, warnings = apply_guards({'quiesce_wait_s': 5}, sleep=clock.sleep, now=clock.now,
+                                  loadavg=lambda: (9.0, 0, 0), cpus=2, competing=lambda: [])
+    assert done['quiet'] is False and done['waited_s'] == 5.0 and '(waited 5 s)' in warnings[0]
+
+
+def test_cooldown_warmup_and_switching_quiescence_off():
+    clock = Clock()
+    done, warnings = apply_guards({'cooldown_s': 3, 'warmup': True, 'quiesce': False}, sleep=clock.sleep,
+                                  now=clock.now, loadavg=lambda: (99.0, 0, 0), competing=lambda: [(1, 'fio')])
+    assert clock.slept == [3] and done['warmup'] is True and 'quiet' not in done
+    assert warnings == ['warm-up run: stored, not counted in the statistics']
+
+
+def test_competing_processes_finds_a_real_compressor():
+    proc = subprocess.Popen(['bzip2', '-c'], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        assert (proc.pid, 'bzip2') in competing_processes(own_pid=1)
+        # the caller's own children are its own measurement, not competition
+        assert (proc.pid, 'bzip2') not in competing_processes()
+    finally:
+        proc.kill()
+        proc.wait()
