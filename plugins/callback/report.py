@@ -171,7 +171,7 @@ class CallbackModule(CallbackBase):
 
     def write_report(self, status):
         finished = datetime.datetime.now(datetime.timezone.utc)
-        analysis = analyze(self.records, self.plan)
+        analysis = analyze(self.records, self.plan, self.sysinfo)
         meta = dict(run_id=self.rundir.run_id, started=self.started.strftime('%Y-%m-%dT%H:%M:%SZ'),
                     finished=finished.strftime('%Y-%m-%dT%H:%M:%SZ'), user=getpass.getuser(),
                     inventory=self.inventory, playbook=self.playbook,

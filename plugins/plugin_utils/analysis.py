@@ -7,34 +7,18 @@ the statistics over repetitions and the difference to the baseline cell. Pure fu
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
+from ansible_collections.benchlab.bench.plugins.plugin_utils.records import (  # noqa: F401 (re-exported)
+    PRIMARY, benchmark_of, cell_of, counted, primary_metric)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags
 
-# The metric the one-line summaries show for each tool (the first one present).
-PRIMARY = ('throughput', 'read_throughput', 'write_throughput', 'read_iops', 'write_iops')
-
-
-def benchmark_of(rec):
-    labels = rec.get('labels') or {}
-    return labels.get('benchmark') or '%s %s' % (rec['tool'], rec['test'])
-
-
-def cell_of(rec, host=None):
-    labels = rec.get('labels') or {}
-    if labels.get('cell'):
-        return labels['cell']
-    rest = ','.join('%s=%s' % (k, v) for k, v in sorted(labels.items()) if k != 'benchmark')
-    return (host or rec.get('host') or 'host') + ((' ' + rest) if rest else '')
-
-
-def primary_metric(metric_names):
-    for name in PRIMARY:
-        if name in metric_names:
-            return name
-    return metric_names[0] if metric_names else None
-
-
-def analyze(records, plan=None):
-    """records: dicts with an optional 'host' key. Returns the analysis dict (see renderers)."""
-    cell_order = [c['name'] for c in (plan or {}).get('cells', [])]
+def analyze(records, plan=None, environment=None):
+    """records: dicts with an optional 'host' key; plan: the matrix plan (cells, baseline, gates);
+    environment: sysinfo results keyed freely, each with 'labels' (its cell) and 'host'.
+    Returns the analysis dict the renderers draw. Warm-up records are counted apart."""
+    plan_cells = dict((c['name'], c) for c in (plan or {}).get('cells', []))
+    gates = (plan or {}).get('gates') or {}
+    cell_order = list(plan_cells)
     plan_baseline = (plan or {}).get('baseline')
     benchmarks = []
     index = {}
@@ -48,10 +32,13 @@ def analyze(records, plan=None):
         if rec.get('tool_version') and rec['tool_version'] not in b['tool_versions']:
             b['tool_versions'].append(rec['tool_version'])
         cell = cell_of(rec)
-        c = b['cells'].setdefault(cell, dict(cell=cell, hosts=[], labels={}, records=[], warnings=[]))
+        c = b['cells'].setdefault(cell, dict(cell=cell, hosts=[], labels={}, records=[], warnings=[], warmups=0))
         if rec.get('host') and rec['host'] not in c['hosts']:
             c['hosts'].append(rec['host'])
         c['labels'] = dict((k, v) for k, v in (rec.get('labels') or {}).items() if k not in ('cell', 'benchmark'))
+        if not counted(rec):
+            c['warmups'] += 1
+            continue
         c['records'].append(rec)
         for w in rec.get('warnings') or []:
             if w not in c['warnings']:
@@ -77,8 +64,12 @@ def analyze(records, plan=None):
                 s = summarize(values)
                 s.update(unit=first['unit'], better=first['better'], values=values)
                 metrics[m] = s
-            cells.append(dict(cell=n, hosts=c['hosts'], labels=c['labels'], n=len(c['records']),
-                              metrics=metrics, warnings=c['warnings'], baseline=(n == baseline)))
+            gate = None
+            if b['name'] in gates:
+                gate = gate_status(c['records'], gates[b['name']]['max_cv'], gates[b['name']]['max_repetitions'])
+            cells.append(dict(cell=n, hosts=c['hosts'], labels=c['labels'], n=len(c['records']), warmups=c['warmups'],
+                              metrics=metrics, warnings=c['warnings'], baseline=(n == baseline), gate=gate,
+                              records=c['records']))
         base = next(c for c in cells if c['baseline'])
         for c in cells:
             for m, s in c['metrics'].items():
@@ -90,7 +81,11 @@ def analyze(records, plan=None):
                 s.update((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'p', 'significant', 'slower_pct'))
         primary = primary_metric(b['metrics'])
         ordered = [primary] + [m for m in b['metrics'] if m != primary]
-        out.append(dict(name=b['name'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
-                        baseline=baseline, metrics=ordered, primary=primary,
-                        cells=cells))
+        bench = dict(name=b['name'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
+                     baseline=baseline, metrics=ordered, primary=primary, cells=cells)
+        for c in cells:
+            env = [e for e in (environment or {}).values() if (e.get('labels') or {}).get('cell') == c['cell']]
+            c['flags'] = cell_flags(bench, c, c.pop('records'), gate=c['gate'], environment=env,
+                                    expected_faster=bool(plan_cells.get(c['cell'], {}).get('expected_faster')))
+        out.append(bench)
     return dict(benchmarks=out)

@@ -11,6 +11,9 @@ import os
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'matrix-v1.json')
 DEFAULT_REPETITIONS = 3
+# Methodology defaults (DESIGN.md section 5); a matrix overrides them globally or per benchmark.
+DEFAULT_METHODOLOGY = {'warmup': False, 'cooldown_s': 2, 'quiesce': True, 'max_load_per_cpu': 0.75,
+                       'quiesce_wait_s': 0, 'drop_hypervisor_caches': True}
 
 
 class MatrixError(ValueError):
@@ -60,11 +63,39 @@ def semantic_problems(matrix, inventory_hosts=None):
         for j, c in enumerate(b.get('cells') or []):
             if c not in names:
                 problems.append('bench_matrix.benchmarks[%d].cells[%d]: %r is not one of the cells' % (i, j, c))
+    for i, b in enumerate(matrix.get('benchmarks', [])):
+        m = effective_methodology(matrix, b)
+        reps = effective_repetitions(matrix, b)
+        where = 'bench_matrix.benchmarks[%d]' % i
+        if 'max_cv' in m and 'max_repetitions' not in m:
+            problems.append('%s: max_cv needs max_repetitions, the cap on the number of runs' % where)
+        if m.get('max_repetitions') is not None and m['max_repetitions'] < reps:
+            problems.append('%s: max_repetitions (%s) is below repetitions (%s)' % (where, m['max_repetitions'], reps))
     if inventory_hosts is not None:
         for i, c in enumerate(cells):
             if c.get('host') not in inventory_hosts:
                 problems.append('bench_matrix.cells[%d].host: %r is not in the inventory' % (i, c.get('host')))
     return problems
+
+
+def effective_methodology(matrix, benchmark):
+    """The defaults, overridden by the matrix's methodology, overridden by the benchmark's."""
+    m = dict(DEFAULT_METHODOLOGY)
+    m.update(matrix.get('methodology') or {})
+    m.update(benchmark.get('methodology') or {})
+    return m
+
+
+def effective_repetitions(matrix, benchmark):
+    # JSON Schema counts 3.0 as an integer: make it one.
+    return int(benchmark.get('repetitions', matrix.get('repetitions', DEFAULT_REPETITIONS)))
+
+
+def run_guards(methodology, repetition, warmup=False):
+    """The guards option a run's module gets (module_utils/guards.py)."""
+    return {'quiesce': methodology['quiesce'], 'max_load_per_cpu': methodology['max_load_per_cpu'],
+            'quiesce_wait_s': methodology['quiesce_wait_s'],
+            'cooldown_s': methodology['cooldown_s'] if repetition > 1 else 0, 'warmup': warmup}
 
 
 def validate_matrix(matrix, inventory_hosts=None):
@@ -83,24 +114,39 @@ def expand_plan(matrix, inventory_hosts=None):
     """Validate, then expand the matrix into the plan: cells, hosts and the ordered runs.
 
     Repetitions are interleaved (repetition 1 of every benchmark in every cell, then repetition 2,
-    ...) so a slow drift of the machine spreads over all cells instead of biasing one.
+    ...) so a slow drift of the machine spreads over all cells instead of biasing one. Warm-up runs
+    (repetition 0) come first. Benchmarks with a variance gate (max_cv, max_repetitions) are listed
+    in `gates`; the bench_run role adds runs for them (plugin_utils/gate.py), never beyond the cap.
     """
     validate_matrix(matrix, inventory_hosts)
-    reps = int(matrix.get('repetitions', DEFAULT_REPETITIONS))  # JSON Schema counts 3.0 as an integer
     cells = [dict(c, labels=dict(c.get('labels') or {})) for c in matrix['cells']]
     by_name = dict((c['name'], c) for c in cells)
-    runs = []
-    for rep in range(1, reps + 1):
-        for b in matrix['benchmarks']:
-            for cname in b.get('cells') or [c['name'] for c in cells]:
-                c = by_name[cname]
-                labels = dict(c['labels'], cell=c['name'], benchmark=b['name'])
-                runs.append(dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'],
-                                 benchmark=b['name'], params=dict(b.get('params') or {}),
-                                 repetition=rep, labels=labels))
+    benchmarks = []
+    for b in matrix['benchmarks']:
+        b = dict(b, methodology=effective_methodology(matrix, b), repetitions=effective_repetitions(matrix, b))
+        b['cells'] = list(b.get('cells') or [c['name'] for c in cells])
+        benchmarks.append(b)
+
+    def run(b, cname, rep, warmup=False):
+        c = by_name[cname]
+        return dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'], benchmark=b['name'],
+                    params=dict(b.get('params') or {}), repetition=rep,
+                    labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
+                    guards=run_guards(b['methodology'], rep, warmup),
+                    drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'])
+
+    runs = [run(b, cname, 0, warmup=True) for b in benchmarks if b['methodology']['warmup'] for cname in b['cells']]
+    for rep in range(1, max(b['repetitions'] for b in benchmarks) + 1):
+        for b in benchmarks:
+            if rep <= b['repetitions']:
+                runs.extend(run(b, cname, rep) for cname in b['cells'])
+    gates = dict((b['name'], {'max_cv': b['methodology']['max_cv'],
+                              'max_repetitions': b['methodology']['max_repetitions']})
+                 for b in benchmarks if 'max_cv' in b['methodology'])
     hosts = []
     for c in cells:
         if c['host'] not in hosts:
             hosts.append(c['host'])
+    reps = int(matrix.get('repetitions', DEFAULT_REPETITIONS))
     return dict(name=matrix['name'], baseline=matrix.get('baseline', cells[0]['name']), repetitions=reps,
-                cells=cells, benchmarks=[dict(b) for b in matrix['benchmarks']], hosts=hosts, runs=runs)
+                cells=cells, benchmarks=benchmarks, hosts=hosts, runs=runs, gates=gates)

@@ -65,7 +65,27 @@ def render_markdown(analysis, meta):
             for m in b['metrics']:
                 row.append(_cell_value(c['metrics'][m]) if m in c['metrics'] else '—')
             lines.append('| ' + ' | '.join(_md_escape(x) for x in row) + ' |')
-        notes = [(c['cell'], w) for c in b['cells'] for w in c['warnings']]
+        flags = [(c['cell'], f) for c in b['cells'] for f in c.get('flags') or []]
+        if flags:
+            lines.append('')
+            lines.append('Traps detected:')
+            lines.append('')
+            for cell, f in flags:
+                lines.append('- **%s** `%s`: %s' % (_md_escape(cell), f['code'], _md_escape(f['message'])))
+        gates = [(c['cell'], c['gate']) for c in b['cells'] if c.get('gate')]
+        if gates:
+            lines.append('')
+            for cell, g in gates:
+                cv = 'n/a' if g['cv'] is None else '%.1f%%' % (g['cv'] * 100)
+                lines.append('- variance gate %s: CV %s after %d runs (max_cv %.1f%%, cap %d): %s' % (
+                    _md_escape(cell), cv, g['n'], g['max_cv'] * 100, g['max_repetitions'],
+                    'met' if g['met'] else ('NOT met at the cap' if g['capped'] else 'not met')))
+        warm = [(c['cell'], c['warmups']) for c in b['cells'] if c.get('warmups')]
+        if warm:
+            lines.append('')
+            lines.append('Warm-up runs (stored, not counted): %s' % ', '.join('%s %d' % (_md_escape(c), k) for c, k in warm))
+        shown = set(f['message'] for c in b['cells'] for f in c.get('flags') or [])
+        notes = [(c['cell'], w) for c in b['cells'] for w in c['warnings'] if w not in shown]
         if notes:
             lines.append('')
             lines.append('Warnings:')

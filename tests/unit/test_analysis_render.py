@@ -229,7 +229,7 @@ def test_render_markdown_missing_metric_warnings_and_failures(records, plan):
     assert lines[0] == '# benchlab report: r1'
     row = [ln for ln in lines if ln.startswith('| host-tmpfs | localhost | 2 | ')][0]
     assert row.count('—') == 2  # no throughput, no elapsed for records-only output
-    assert '- host-tmpfs: file size 256 MiB \\| below 2x RAM' in lines  # once, escaped
+    assert '- **host-tmpfs** `below_2x_ram`: file size 256 MiB \\| below 2x RAM' in lines  # once, escaped, as a trap flag
     assert md.count('below 2x RAM') == 1
     assert '## Invalid records' in lines and '- h1: metrics.x.unit: bad; schema: 2' in lines
     assert '## Failed runs' in lines and '- h2 dd: dd failed (rc=1)' in lines

@@ -62,7 +62,10 @@ def test_run_contents(matrix):
     assert first == {'host': 'localhost', 'cell': 'host-rootfs', 'path': '/var/tmp', 'tool': 'dd',
                      'benchmark': 'dd-write', 'params': {'test': 'write', 'size': '256M', 'bs': '1M'},
                      'repetition': 1,
-                     'labels': {'platform': 'host', 'storage': 'rootfs', 'cell': 'host-rootfs', 'benchmark': 'dd-write'}}
+                     'labels': {'platform': 'host', 'storage': 'rootfs', 'cell': 'host-rootfs', 'benchmark': 'dd-write'},
+                     'guards': {'quiesce': True, 'max_load_per_cpu': 0.75, 'quiesce_wait_s': 0, 'cooldown_s': 0,
+                                'warmup': False},
+                     'drop_hypervisor_caches': True}
     assert second['path'] == '/dev/shm'
     assert second['labels'] == {'platform': 'host', 'storage': 'tmpfs', 'cell': 'host-tmpfs', 'benchmark': 'dd-write'}
     fio = [r for r in runs if r['benchmark'] == 'fio-randread'][0]
@@ -197,3 +200,31 @@ def test_float_repetitions_is_a_matrix_error_or_a_plan(matrix):
         assert 'bench_matrix.repetitions' in str(e)
         return
     assert len(plan['runs']) == 24
+
+
+def test_methodology_cooldown_warmup_and_gates(matrix):
+    m = dict(matrix, methodology={'cooldown_s': 5, 'warmup': True})
+    m['benchmarks'] = [dict(matrix['benchmarks'][0], repetitions=2,
+                            methodology={'max_cv': 0.05, 'max_repetitions': 6, 'warmup': False})] + matrix['benchmarks'][1:]
+    plan = expand_plan(m, HOSTS)
+    dd_write = [r for r in plan['runs'] if r['benchmark'] == 'dd-write']
+    assert [r['repetition'] for r in dd_write] == [1, 1, 2, 2]  # its own repetitions, no warm-up
+    assert [r['guards']['cooldown_s'] for r in dd_write] == [0, 0, 5, 5]
+    warm = [r for r in plan['runs'] if r['repetition'] == 0]
+    assert warm == plan['runs'][:len(warm)] and len(warm) == 3 * 2  # the other 3 benchmarks x 2 cells, first
+    assert all(r['guards']['warmup'] for r in warm)
+    assert plan['gates'] == {'dd-write': {'max_cv': 0.05, 'max_repetitions': 6}}
+
+
+@pytest.mark.parametrize('methodology,message', [
+    ({'max_cv': 0.05}, 'max_cv needs max_repetitions'),
+    ({'max_cv': 0.05, 'max_repetitions': 2}, 'max_repetitions (2) is below repetitions (3)'),
+    ({'cooldown': 3}, "Additional properties are not allowed ('cooldown' was unexpected)"),
+    ({'max_cv': 0}, 'bench_matrix.benchmarks[0].methodology.max_cv'),
+])
+def test_bad_methodology_names_the_field(matrix, methodology, message):
+    m = dict(matrix)
+    m['benchmarks'] = [dict(matrix['benchmarks'][0], methodology=methodology)] + matrix['benchmarks'][1:]
+    with pytest.raises(MatrixError) as e:
+        expand_plan(m, HOSTS)
+    assert message in str(e.value) and 'bench_matrix.benchmarks[0]' in str(e.value)

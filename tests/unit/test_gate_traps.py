@@ -1,0 +1,122 @@
+"""The variance gate (plugin_utils/gate.py) and trap detection (plugin_utils/traps.py)."""
+
+import copy
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status, next_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
+
+MATRIX = {
+    'name': 'gate', 'repetitions': 3, 'baseline': 'quiet',
+    'methodology': {'cooldown_s': 1},
+    'cells': [{'name': 'quiet', 'host': 'h1', 'path': '/a'}, {'name': 'noisy', 'host': 'h1', 'path': '/b'},
+              {'name': 'far', 'host': 'h2', 'path': '/c'}],
+    'benchmarks': [{'name': 'w', 'tool': 'dd', 'methodology': {'max_cv': 0.05, 'max_repetitions': 6}},
+                   {'name': 'r', 'tool': 'dd'}],
+}
+
+
+def rec(bench, cell, value, warmup=False, **params):
+    guards = {'warmup': warmup}
+    return new_record('dd', 'write', {'throughput': metric(value, 'MB/s')},
+                      labels={'benchmark': bench, 'cell': cell}, params=dict(params, guards=guards))
+
+
+def test_gate_status():
+    assert gate_status([rec('w', 'q', v) for v in (100, 101, 99)], 0.05, 6)['met'] is True
+    noisy = gate_status([rec('w', 'n', v) for v in (100, 150, 60)], 0.05, 6)
+    assert noisy['met'] is False and noisy['capped'] is False and noisy['n'] == 3 and noisy['metric'] == 'throughput'
+    assert gate_status([rec('w', 'n', v) for v in (100, 150, 60, 100, 150, 60)], 0.05, 6)['capped'] is True
+    # warm-ups never count
+    assert gate_status([rec('w', 'n', 500, warmup=True)] + [rec('w', 'n', v) for v in (100, 101)], 0.05, 6)['n'] == 2
+
+
+def test_the_gate_adds_runs_to_noisy_cells_only_and_never_beyond_the_cap():
+    plan = expand_plan(MATRIX)
+    records = [rec(r['benchmark'], r['cell'], 100 + (50 * (r['repetition'] % 2) if r['cell'] == 'noisy' else 0))
+               for r in plan['runs']]
+    rounds = 0
+    while True:
+        more = next_runs(plan, records, 'h1')
+        if not more:
+            break
+        rounds += 1
+        assert [(m['benchmark'], m['cell']) for m in more] == [('w', 'noisy')]
+        assert more[0]['gate'] is True and more[0]['guards']['cooldown_s'] == 1 and not more[0]['guards']['warmup']
+        assert more[0]['repetition'] == 3 + rounds
+        records.append(rec('w', 'noisy', 100 + 50 * (more[0]['repetition'] % 2)))
+    counted = [r for r in records if r['labels'] == {'benchmark': 'w', 'cell': 'noisy'}]
+    assert rounds == 3 and len(counted) == 6  # the cap, exactly
+    quiet = [r for r in records if r['labels'] == {'benchmark': 'w', 'cell': 'quiet'}]
+    assert len(quiet) == 3  # the default count
+    # the other host's cells are that host's business
+    assert [m['cell'] for m in next_runs(plan, [], 'h2')] == ['far']
+    assert next_runs(dict(plan, gates={}), records, 'h1') == []
+
+
+def test_analysis_reports_the_gate_and_flags_the_cap():
+    plan = expand_plan(MATRIX)
+    records = [rec('w', 'quiet', v) for v in (100, 101, 99)] + [rec('w', 'noisy', v) for v in (100, 150) * 3]
+    a = analyze(records, plan)
+    (w,) = a['benchmarks']
+    cells = {c['cell']: c for c in w['cells']}
+    assert cells['quiet']['gate']['met'] is True and cells['quiet']['flags'] == []
+    assert cells['noisy']['gate']['capped'] is True
+    assert [f['code'] for f in cells['noisy']['flags']] == ['gate_not_met']
+    assert 'after 6 runs (the cap)' in cells['noisy']['flags'][0]['message']
+
+
+def flags_of(records, plan=None, environment=None, cell='up'):
+    a = analyze(records, plan, environment)
+    return {c['cell']: [f['code'] for f in c['flags']] for c in a['benchmarks'][0]['cells']}[cell]
+
+
+def test_faster_than_baseline_beyond_noise_is_suspicious_unless_expected():
+    records = [rec('w', 'base', v) for v in (100, 101, 99)] + [rec('w', 'up', v) for v in (500, 505, 495)]
+    assert flags_of(records) == ['faster_than_baseline']
+    plan = {'baseline': 'base', 'cells': [{'name': 'base'}, {'name': 'up', 'expected_faster': True}]}
+    assert flags_of(records, plan) == []
+    # within noise: no flag
+    records = [rec('w', 'base', v) for v in (100, 140, 70)] + [rec('w', 'up', v) for v in (110, 90, 130)]
+    assert flags_of(records) == []
+    # slower beyond noise is what a layer costs, not a trap
+    records = [rec('w', 'base', v) for v in (100, 101, 99)] + [rec('w', 'up', v) for v in (80, 81, 79)]
+    assert flags_of(records) == []
+
+
+def test_zero_data_busy_machine_and_small_data_set_flags():
+    records = [rec('w', 'base', v) for v in (100, 101, 99)]
+    up = [rec('w', 'up', v, data='zero') for v in (100, 102, 98)]
+    up[0]['warnings'].append('data set 256 MiB is below 2x RAM (4 GiB): the page cache may inflate the result')
+    up[1]['params']['guards']['quiet'] = False
+    assert flags_of(records + up) == ['below_2x_ram', 'zero_data', 'not_quiet']
+
+
+def test_too_fast_and_cpu_bound_bonnie_cells():
+    def bonnie(cell, cpu):
+        return new_record('bonnie++', 'bonnie', {'seq_output_block': metric(300, 'MB/s'),
+                                                 'seq_output_char_cpu': metric(cpu, '%', 'lower'),
+                                                 'seq_create': metric(None, 'files/s')},
+                          labels={'benchmark': 'b', 'cell': cell})
+    records = [bonnie('base', 50), bonnie('up', 97), bonnie('up', 95)]
+    assert flags_of(records) == ['too_fast', 'cpu_bound']
+
+
+def test_drbd_resync_during_the_cell():
+    records = [rec('w', 'base', v) for v in (100, 101)] + [rec('w', 'up', v) for v in (99, 100)]
+    env = {'h/up': {'labels': {'cell': 'up'}, 'drbd': [{'name': 'r0', 'disk_state': 'UpToDate',
+                                                        'peer_disk_state': 'Inconsistent', 'replication': 'SyncSource'}]},
+           'h/base': {'labels': {'cell': 'base'}, 'drbd': [{'name': 'r0', 'disk_state': 'UpToDate',
+                                                            'peer_disk_state': 'UpToDate', 'replication': 'Established'}]}}
+    assert flags_of(records, environment=env) == ['drbd_not_uptodate']
+    assert flags_of(records, environment=env, cell='base') == []
+
+
+def test_warmups_are_stored_but_not_counted():
+    records = [rec('w', 'base', 1000, warmup=True)] + [rec('w', 'base', v) for v in (100, 101, 99)]
+    (b,) = analyze(records)['benchmarks']
+    (c,) = b['cells']
+    assert c['n'] == 3 and c['warmups'] == 1 and c['metrics']['throughput']['mean'] == pytest.approx(100)
