@@ -10,7 +10,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.stats import compar
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
 from ansible_collections.benchlab.bench.plugins.plugin_utils.records import (  # noqa: F401 (re-exported)
     PRIMARY, benchmark_of, cell_of, counted, primary_metric)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
 
 def analyze(records, plan=None, environment=None):
     """records: dicts with an optional 'host' key; plan: the matrix plan (cells, baseline, gates);
@@ -83,9 +83,46 @@ def analyze(records, plan=None, environment=None):
         ordered = [primary] + [m for m in b['metrics'] if m != primary]
         bench = dict(name=b['name'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
                      baseline=baseline, metrics=ordered, primary=primary, cells=cells)
+        bench['same_but_data'] = _params_key(b['cells'])
         for c in cells:
             env = [e for e in (environment or {}).values() if (e.get('labels') or {}).get('cell') == c['cell']]
             c['flags'] = cell_flags(bench, c, c.pop('records'), gate=c['gate'], environment=env,
                                     expected_faster=bool(plan_cells.get(c['cell'], {}).get('expected_faster')))
         out.append(bench)
+    for zero, real in zero_vs_real_pairs(out):
+        for c in zero['cells']:
+            other = next((o for o in real['cells'] if o['cell'] == c['cell']), None)
+            flag = zero_elision_flag(c, other, zero['primary'], real['name']) if other else None
+            if flag:
+                c['flags'].append(flag)
+    for bench in out:
+        bench.pop('same_but_data')
     return dict(benchmarks=out)
+
+
+# Params that differ between a zero-data and a real-data run of the same test without changing it.
+_VOLATILE = ('data', 'data_source', 'guards')
+
+
+def _params_key(cells):
+    """(tool, test, params without the data source) of a benchmark, and its data kind."""
+    for c in cells.values():
+        for r in c['records']:
+            params = r.get('params') or {}
+            rest = tuple(sorted((k, repr(v)) for k, v in params.items() if k not in _VOLATILE))
+            return (r['tool'], r['test'], rest), params.get('data')
+    return None, None
+
+
+def zero_vs_real_pairs(benchmarks):
+    """(zero-data benchmark, real-data benchmark) pairs that are otherwise the same test."""
+    pairs = []
+    for z in benchmarks:
+        key, data = z['same_but_data']
+        if data != 'zero':
+            continue
+        for r in benchmarks:
+            if r is not z and r['same_but_data'] == (key, 'random'):
+                pairs.append((z, r))
+                break
+    return pairs

@@ -10,10 +10,14 @@ Each flag is {code, message}: a stable code for machines and a one-line explanat
 (d) below_2x_ram          a data set below twice the RAM
 (e) drbd_not_uptodate     DRBD not UpToDate / resyncing while the cell ran
 (f) gate_not_met          the variance gate's cap was reached with the CV still too high
-and zero_data (a write of /dev/zero) and not_quiet (the machine was busy during a run).
+and zero_data (a write of /dev/zero), zero_elision (zeros written significantly faster than real
+data in the same cell: the storage skips or compresses zero blocks, as OpenVZ ploop did) and
+not_quiet (the machine was busy during a run).
 """
 
 from __future__ import annotations
+
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare
 
 CPU_BOUND_PCT = 90.0
 
@@ -63,3 +67,19 @@ def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_f
         flags.append(_flag('gate_not_met', 'CV %.1f%% of %s still above max_cv %.1f%% after %d runs (the cap)' % (
             (gate['cv'] or 0) * 100, gate['metric'], gate['max_cv'] * 100, gate['n'])))
     return flags
+
+
+def zero_elision_flag(zero_cell, real_cell, metric, real_name):
+    """The ploop trap inside one cell: zeros significantly faster than real data."""
+    z, r = zero_cell['metrics'].get(metric), real_cell['metrics'].get(metric)
+    if not z or not r or not z['n'] or not r['n']:
+        return None
+    cmp = compare(z, r, better=z['better'])
+    if not cmp['significant'] or cmp['worse']:
+        return None
+    ratio = z['mean'] / r['mean'] if r['mean'] else float('inf')
+    if z['better'] == 'lower':
+        ratio = r['mean'] / z['mean'] if z['mean'] else float('inf')
+    return _flag('zero_elision', (
+        'zeros went %.1fx as fast as real data (%s, p=%.3g): this storage skips or compresses zero blocks, '
+        'so the zero-data number measures nothing') % (ratio, real_name, cmp['p']))

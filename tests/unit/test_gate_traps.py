@@ -120,3 +120,17 @@ def test_warmups_are_stored_but_not_counted():
     (b,) = analyze(records)['benchmarks']
     (c,) = b['cells']
     assert c['n'] == 3 and c['warmups'] == 1 and c['metrics']['throughput']['mean'] == pytest.approx(100)
+
+
+def test_zeros_faster_than_real_data_in_the_same_cell_is_the_ploop_trap():
+    def run(bench, cell, value, data):
+        r = rec(bench, cell, value, data=data, test='write', size='256M')
+        return r
+    records = ([run('zero', 'host', v, 'zero') for v in (200, 201, 199)] + [run('real', 'host', v, 'random') for v in (200, 202, 198)]
+               + [run('zero', 'ploop', v, 'zero') for v in (1000, 1010, 990)] + [run('real', 'ploop', v, 'random') for v in (190, 200, 195)])
+    a = analyze(records, {'baseline': 'host', 'cells': [{'name': 'host'}, {'name': 'ploop'}]})
+    flags = {(b['name'], c['cell']): [f['code'] for f in c['flags']] for b in a['benchmarks'] for c in b['cells']}
+    assert 'zero_elision' in flags[('zero', 'ploop')] and 'faster_than_baseline' in flags[('zero', 'ploop')]
+    assert 'zero_elision' not in flags[('zero', 'host')] and flags[('real', 'ploop')] == []
+    msg = next(f['message'] for b in a['benchmarks'] for c in b['cells'] for f in c['flags'] if f['code'] == 'zero_elision')
+    assert msg.startswith('zeros went 5.1x as fast as real data (real')
