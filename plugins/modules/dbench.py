@@ -1,0 +1,255 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: dbench
+short_description: File server load (netbench emulation) with dbench, one record per client count
+version_added: 0.1.0
+description:
+  - Runs C(dbench) on the target once per client count in O(clients) (a sweep such as
+    V([1, 2, 4, 8, 16, 32, 64]) gives one result record per count) and returns them as
+    C(bench_results) (C(bench_result) is the first).
+  - Each record has the metrics C(throughput) (MB/s, 10^6 bytes/s; dbench's own MB/sec is already
+    10^6 bytes), C(max_latency) (ms) and one C(op_<name>_avg_latency) (ms) per operation of
+    dbench's table, with the name lower-cased (C(op_ntcreatex_avg_latency), C(op_readx_avg_latency),
+    ...). The client count is in the record's labels as C(clients).
+  - Each run happens in its own private work directory inside O(path) (C(dbench -D)), removed
+    afterwards, also on failure; dbench itself leaves a C(clients) directory tree behind.
+  - The harmless C(failed to create barrier semaphore) message of dbench 4.0 is ignored; any other
+    error dbench reports fails the task with dbench's message.
+author:
+  - benchlab.bench maintainers (@benchlab)
+options:
+  path:
+    description: Directory on the storage under test. The runs happen in private directories inside it.
+    type: path
+    required: true
+  clients:
+    description:
+      - The numbers of simulated clients, one run each, in this order.
+    type: list
+    elements: int
+    default: [1]
+  time:
+    description: Run time of each run in seconds (C(dbench -t)). dbench needs at least 2 s to report anything.
+    type: int
+    default: 60
+  loadfile:
+    description:
+      - The load description file (C(dbench -c)).
+      - Default is the first that exists of C(/usr/share/dbench/client.txt) (Debian, Ubuntu, Fedora),
+        C(/usr/share/dbench/loadfiles/client.txt), C(/usr/local/share/dbench/client.txt),
+        C(/usr/local/share/dbench/loadfiles/client.txt), C(/usr/share/doc/dbench/loadfiles/client.txt),
+        C(/usr/share/dbench4/client.txt).
+    type: path
+  sync:
+    description: Open files with O_SYNC (C(dbench -s)).
+    type: bool
+    default: false
+  sync_dirs:
+    description: Synchronous directory operations (C(dbench -S)).
+    type: bool
+    default: false
+  fsync:
+    description: fsync after every write (C(dbench -F)).
+    type: bool
+    default: false
+  timeout:
+    description:
+      - Stop a run that has not finished after this many seconds (with C(timeout)), and fail.
+        dbench never ends on its own with a loadfile it cannot use.
+      - Default is twice O(time) plus 120 seconds (for dbench's cleanup phase).
+    type: int
+notes:
+  - The records' C(test) is the loadfile's name without C(.txt) (V(client) for the standard load).
+  - dbench's C(max_latency) is the worst of its once-a-second latency samples; the operation
+    table's own C(MaxLat) column is not reported.
+  - Check mode returns the commands that would run, without running or writing anything.
+seealso:
+  - module: benchlab.bench.sysbench_fileio
+  - plugin: benchlab.bench.parse_dbench
+    plugin_type: filter
+extends_documentation_fragment:
+  - benchlab.bench.common
+'''
+
+EXAMPLES = r'''
+- name: The client sweep of the OpenVZ ploop thread, 60 s per count
+  benchlab.bench.dbench:
+    path: /srv/bench
+    clients: [1, 2, 4, 8, 16, 32, 64]
+    time: 60
+    labels:
+      platform: ploop-ct
+  register: db
+
+- name: Throughput per client count
+  ansible.builtin.debug:
+    msg: "{{ db.bench_results | map(attribute='labels.clients') | zip(db.bench_results | map(attribute='metrics.throughput.value')) }}"
+'''
+
+RETURN = r'''
+bench_result:
+  description: The first record (the first client count).
+  returned: success, not in check mode
+  type: dict
+bench_results:
+  description: One result record (schema version 1) per client count, in the order of O(clients).
+  returned: success, not in check mode
+  type: list
+  elements: dict
+  sample:
+    - tool: dbench
+      test: client
+      labels: {clients: 4}
+      metrics:
+        throughput: {value: 364.116, unit: MB/s, better: higher}
+        max_latency: {value: 20.22, unit: ms, better: lower}
+        op_ntcreatex_avg_latency: {value: 0.035, unit: ms, better: lower}
+cmd:
+  description: The argv of the first run (or that would run, in check mode), C(timeout) wrapper included.
+  returned: always
+  type: list
+  elements: str
+cmds:
+  description: The argv of every run, one per client count.
+  returned: always
+  type: list
+  elements: list
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, make_workdir, remove_tree, start_measurement
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import DbenchParseError, dbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+
+LOADFILES = (
+    '/usr/share/dbench/client.txt',
+    '/usr/share/dbench/loadfiles/client.txt',
+    '/usr/local/share/dbench/client.txt',
+    '/usr/local/share/dbench/loadfiles/client.txt',
+    '/usr/share/doc/dbench/loadfiles/client.txt',
+    '/usr/share/dbench4/client.txt',
+)
+MIN_TIME = 2
+
+
+def find_loadfile(requested, candidates=LOADFILES):
+    """The loadfile to use, or (None, message) when there is none."""
+    if requested:
+        if os.path.isfile(requested):
+            return requested, None
+        return None, 'loadfile %s does not exist' % requested
+    for path in candidates:
+        if os.path.isfile(path):
+            return path, None
+    return None, ('no dbench loadfile found in %s: install the dbench package or set loadfile'
+                  % ', '.join(candidates))
+
+
+def run_argv(dbench_bin, p, loadfile, workdir, clients, timeout_bin=None, limit=None):
+    argv = [timeout_bin, '-k', '10', str(limit)] if timeout_bin else []
+    argv += [dbench_bin, '-t', str(p['time']), '-D', workdir, '-c', loadfile]
+    if p['sync']:
+        argv.append('-s')
+    if p['sync_dirs']:
+        argv.append('-S')
+    if p['fsync']:
+        argv.append('-F')
+    argv.append(str(clients))
+    return argv
+
+
+def main():
+    argument_spec = dict(
+        path=dict(type='path', required=True),
+        clients=dict(type='list', elements='int', default=[1]),
+        time=dict(type='int', default=60),
+        loadfile=dict(type='path'),
+        sync=dict(type='bool', default=False),
+        sync_dirs=dict(type='bool', default=False),
+        fsync=dict(type='bool', default=False),
+        timeout=dict(type='int'),
+    )
+    argument_spec.update(COMMON_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+
+    if not p['clients']:
+        module.fail_json(msg='clients: give at least one client count')
+    bad = [c for c in p['clients'] if c < 1]
+    if bad:
+        module.fail_json(msg='clients: every client count must be 1 or more, got %s' % bad)
+    if p['time'] < MIN_TIME:
+        module.fail_json(msg='time must be at least %d seconds (dbench reports nothing for shorter runs), got %s'
+                             % (MIN_TIME, p['time']))
+    limit = p['timeout'] if p['timeout'] is not None else 2 * p['time'] + 120
+    if limit <= p['time']:
+        module.fail_json(msg='timeout (%s s) must be longer than time (%s s)' % (limit, p['time']))
+    if not os.path.isdir(p['path']):
+        module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
+    loadfile, problem = find_loadfile(p['loadfile'])
+    if problem:
+        module.fail_json(msg=problem)
+
+    dbench_bin = module.get_bin_path('dbench', required=True)
+    timeout_bin = module.get_bin_path('timeout', required=True)
+    result = dict(changed=False)
+    if module.check_mode:
+        placeholder = os.path.join(p['path'], 'benchlab-dbench-XXXXXX')
+        result['cmds'] = [run_argv(dbench_bin, p, loadfile, placeholder, n, timeout_bin, limit) for n in p['clients']]
+        result['cmd'] = result['cmds'][0]
+        module.exit_json(**result)
+
+    records = []
+    result['cmds'] = []
+    workdir = None
+    try:
+        for clients in p['clients']:
+            workdir = make_workdir(p['path'], 'dbench')
+            argv = run_argv(dbench_bin, p, loadfile, workdir, clients, timeout_bin, limit)
+            result['cmds'].append(argv)
+            result.setdefault('cmd', argv)
+            params = dict(clients=clients, time=p['time'], loadfile=loadfile, sync=p['sync'],
+                          sync_dirs=p['sync_dirs'], fsync=p['fsync'])
+            guard_warnings = []
+            start_measurement(module, params, guard_warnings)
+            started = utc_now()
+            # cwd is the work directory too: dbench looks for client.txt there when -c is missing.
+            res = run(module, argv, cwd=workdir)
+            if res.rc in (124, 137):
+                fail(module, 'dbench with %d client(s)' % clients, res,
+                     extra='dbench did not finish within %d s and was stopped (timeout); a loadfile dbench cannot '
+                           'use makes it run forever' % limit, bench_results=records, cmds=result['cmds'])
+            if not res.ok:
+                fail(module, 'dbench with %d client(s)' % clients, res, bench_results=records, cmds=result['cmds'])
+            try:
+                rec = dbench_record(res.stdout + ('\n' + res.stderr if res.stderr else ''),
+                                    labels=p['labels'], params=params, warnings=guard_warnings, cmd=argv,
+                                    started=started, duration_s=res.duration_s)
+            except DbenchParseError as e:
+                fail(module, 'dbench with %d client(s)' % clients, res, extra=str(e), bench_results=records,
+                     cmds=result['cmds'])
+            records.append(rec)
+            remove_tree(workdir)
+            workdir = None
+        result.update(bench_result=records[0], bench_results=records)
+    except OSError as e:
+        module.fail_json(msg='dbench benchmark in %s failed: %s' % (p['path'], e), bench_results=records, **result)
+    finally:
+        if workdir:
+            remove_tree(workdir)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,412 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: iperf
+short_description: Network throughput with iperf3 or iperf2, with a one-off server that is always stopped
+version_added: 0.1.0
+description:
+  - With O(role=client) (the default), runs the iperf3 or iperf2 client once against O(server) and
+    returns a result record (C(bench_result)) with the metrics C(throughput) (Mbit/s, 10^6 bits/s,
+    what the receiver got where the tool reports it), C(retransmits) (count, iperf3 TCP sender;
+    iperf2 only with C(-e) output), and for UDP C(jitter) (ms) and C(lost_pct) (%).
+  - With O(role=server), starts (O(state=started)) a one-off server bound to O(bind) and O(port) in
+    the background and returns its C(pid) while it listens, or stops it (O(state=stopped), O(pid)).
+    Meant for C(delegate_to) the server host, with the stop in an C(always) section. iperf3 runs
+    with C(-1) (one test, then it exits) and C(--idle-timeout); iperf2 has no one-off mode, so its
+    life is bounded by C(-t) O(server_timeout), and it is stopped with SIGTERM, then SIGKILL after
+    O(grace) seconds.
+  - With O(spawn_server=true) the client starts that server itself on this host (bound to O(bind),
+    default O(server), for example V(127.0.0.1)), runs, and stops it, also on failure.
+  - Connection failures make both tools exit 0 (iperf3 C(-J) prints an C(error) key, iperf2 prints
+    C(connect failed) or, for UDP, no server report); the module fails with the tool's message.
+  - The module reads iperf3 C(-J), iperf2 C(-y C) (CSV) for TCP and iperf2 text with C(-f k) for UDP, because
+    iperf 2.1's CSV carries no server report (no jitter or loss) on the client side.
+author:
+  - benchlab.bench maintainers (@benchlab)
+options:
+  role:
+    description: V(client) runs a measurement; V(server) starts or stops a one-off server.
+    type: str
+    choices: [client, server]
+    default: client
+  state:
+    description:
+      - Server only. V(started) starts the server and returns its C(pid); V(stopped) stops the
+        server O(pid) (a process that is no longer an iperf server is left alone, with a warning).
+    type: str
+    choices: [started, stopped]
+    default: started
+  pid:
+    description: Server, O(state=stopped) only. The C(pid) that O(state=started) returned.
+    type: int
+  server:
+    description: Client only. The address of the server to connect to.
+    type: str
+  bind:
+    description:
+      - The address the server binds to (C(-B)). Required for O(role=server) O(state=started);
+        with O(spawn_server=true) it defaults to O(server). Wildcard addresses are refused; the
+        server listens on the test address only.
+    type: str
+  port:
+    description: The server port. Default V(5201) for iperf3, V(5001) for iperf2.
+    type: int
+  version:
+    description: V(3) runs C(iperf3), V(2) runs C(iperf) (iperf2).
+    type: int
+    choices: [3, 2]
+    default: 3
+  time:
+    description: Seconds to transmit (C(-t)).
+    type: int
+    default: 10
+  reverse:
+    description:
+      - Measure the other direction, server to client (C(-R)), on the same connection. iperf2
+        supports C(-R) from version 2.1; with an older iperf2 the module fails and tells you to swap
+        the roles (run the client on the other host) instead. C(-r)/C(-d) are not used, because
+        they need the server to connect back to the client.
+    type: bool
+    default: false
+  parallel:
+    description: Number of parallel streams (C(-P)); the record's throughput is their sum.
+    type: int
+    default: 1
+  window:
+    description:
+      - Socket buffer / TCP window size (C(-w)), passed as given, for example V(256k). iperf3 reads
+        V(k) as 1024; iperf2 reads V(k) as 1000 and V(K) as 1024. With iperf2 the same value is
+        given to the server (its receive window).
+    type: str
+  udp:
+    description: Use UDP (C(-u)); the record then has C(jitter) and C(lost_pct).
+    type: bool
+    default: false
+  bandwidth:
+    description:
+      - UDP target bandwidth (C(-b)), for example V(100M) (bits/s). Without it both tools send at
+        1 Mbit/s, and the record carries a warning.
+    type: str
+  spawn_server:
+    description: Client only. Start a one-off server on this host around the client run (loopback tests).
+    type: bool
+    default: false
+  server_timeout:
+    description:
+      - Seconds after which a server that is left behind ends by itself (iperf3 C(--idle-timeout),
+        iperf2 C(-t)). For iperf2 this bounds the whole server life, the test included, so it must
+        exceed the client's O(time) plus the delay until the client starts. Default V(300), or
+        O(time) + 30 with O(spawn_server=true).
+    type: int
+  grace:
+    description: Seconds between SIGTERM and SIGKILL when a server is stopped.
+    type: float
+    default: 2.0
+notes:
+  - Linux targets only (the server's readiness and identity are read from C(/proc)).
+  - Check mode returns C(cmd), the argv that would run, without starting anything.
+  - Measuring over loopback (V(127.0.0.1)) measures the host's network stack and CPU, not a network;
+    the record carries a warning then.
+seealso:
+  - plugin: benchlab.bench.parse_iperf
+    plugin_type: filter
+extends_documentation_fragment:
+  - benchlab.bench.common
+'''
+
+EXAMPLES = r'''
+- name: Start a one-off iperf3 server on the server host
+  benchlab.bench.iperf:
+    role: server
+    bind: 192.0.2.10
+    port: 5201
+  delegate_to: server1
+  register: iperf_server
+
+- name: Measure, and always stop the server
+  block:
+    - name: Client run, 4 streams, 256k window, both directions
+      benchlab.bench.iperf:
+        server: 192.0.2.10
+        port: 5201
+        time: 30
+        parallel: 4
+        window: 256k
+        labels:
+          net: bridged
+      register: iperf_run
+  always:
+    - name: Stop the server
+      benchlab.bench.iperf:
+        role: server
+        state: stopped
+        pid: "{{ iperf_server.pid }}"
+      delegate_to: server1
+      when: iperf_server.pid is defined
+
+- name: iperf2 UDP at 100 Mbit/s over loopback, server started and stopped by the module
+  benchlab.bench.iperf:
+    server: 127.0.0.1
+    spawn_server: true
+    version: 2
+    udp: true
+    bandwidth: 100M
+    time: 5
+'''
+
+RETURN = r'''
+bench_result:
+  description: The result record (schema version 1). C(tool) is V(iperf3) or V(iperf).
+  returned: client, success, not in check mode
+  type: dict
+  contains:
+    test:
+      description: V(tcp), V(udp), V(tcp_reverse) or V(udp_reverse).
+      type: str
+      returned: always
+      sample: tcp
+    metrics:
+      description: C(throughput) (Mbit/s), C(retransmits) (count), C(jitter) (ms), C(lost_pct) (%).
+      type: dict
+      returned: always
+      sample: {"throughput": {"value": 9412.3, "unit": "Mbit/s", "better": "higher"}}
+    params:
+      description: C(server), C(port), C(version), C(protocol), C(direction), C(streams), C(window), C(time), C(bandwidth).
+      type: dict
+      returned: always
+bench_results:
+  description: The same record in a one-element list.
+  returned: client, success, not in check mode
+  type: list
+  elements: dict
+cmd:
+  description: The client argv (or the server argv with O(role=server)) that ran or would run.
+  returned: always except O(state=stopped)
+  type: list
+  elements: str
+  sample: ["/usr/bin/iperf3", "-c", "192.0.2.10", "-p", "5201", "-t", "10", "-J"]
+pid:
+  description: The server's process id.
+  returned: role server
+  type: int
+stopped:
+  description: With O(state=stopped), whether a running server was stopped.
+  returned: role server, state stopped
+  type: bool
+signal:
+  description: The signal that ended the server (V(SIGTERM) or V(SIGKILL)), or null.
+  returned: role server, state stopped; client with spawn_server
+  type: str
+server_output:
+  description: The last lines the server printed.
+  returned: role server, state stopped; client with spawn_server
+  type: str
+'''
+
+import os
+import subprocess
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards, competing_processes
+from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
+    IperfParseError, client_argv, error_lines, iperf_records, is_iperf_server, kill_server,
+    parse_iperf3_json, proc_cmdline, server_argv, server_output, start_server, version_from_output,
+    version_tuple)
+from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run, tail
+
+WILDCARDS = ('', '0.0.0.0', '::', '[::]', '*')
+LOOPBACK_PREFIXES = ('127.', '::1', 'localhost')
+
+
+def binary(module, version):
+    return module.get_bin_path('iperf3' if version == 3 else 'iperf', required=True)
+
+
+def tool_version(module, path):
+    res = run(module, [path, '-v'])
+    return version_from_output((res.stdout or '') + '\n' + (res.stderr or ''))
+
+
+def start_measurement(module, params, warnings, port):
+    """The methodology guards (common.start_measurement), except that the iperf server of this
+    very test, on this host and port, is not counted as a competing benchmark process."""
+    def competing():
+        return [(pid, name) for pid, name in competing_processes()
+                if not (is_iperf_server(pid) and str(port) in proc_cmdline(pid))]
+    try:
+        done, notes = apply_guards(module.params.get('guards'), competing=competing)
+    except GuardError as e:
+        module.fail_json(msg=str(e))
+    params['guards'] = done
+    warnings.extend(notes)
+
+
+def _ctx(result):
+    """The result keys to attach to a failure (runner.fail sets cmd itself)."""
+    return dict((k, v) for k, v in result.items() if k not in ('cmd', 'changed'))
+
+
+def default_port(p):
+    return p['port'] or (5201 if p['version'] == 3 else 5001)
+
+
+def check_bind(module, bind):
+    if bind is None or bind.strip() in WILDCARDS:
+        module.fail_json(msg='bind: the server must be bound to the test address (got %r); a wildcard '
+                             'address would expose it on every interface' % (bind,))
+
+
+def server_main(module, p):
+    if p['state'] == 'stopped':
+        if p['pid'] is None:
+            module.fail_json(msg='pid is required with state=stopped')
+        pid = p['pid']
+        result = dict(changed=False, pid=pid, stopped=False, signal=None, server_output='')
+        if module.check_mode:
+            module.exit_json(**result)
+        if not is_iperf_server(pid):
+            module.warn('process %d is not a running iperf server (it ended already): nothing to stop' % pid)
+            module.exit_json(**result)
+        result['server_output'] = tail(server_output(pid))
+        result['signal'] = kill_server(pid, grace=p['grace'])
+        result['stopped'] = result['signal'] is not None
+        result['changed'] = result['stopped']
+        if is_iperf_server(pid):
+            module.fail_json(msg='iperf server %d survived SIGKILL' % pid, **result)
+        module.exit_json(**result)
+
+    check_bind(module, p['bind'])
+    path = binary(module, p['version'])
+    port = default_port(p)
+    timeout = p['server_timeout'] or 300
+    argv = server_argv(path, p['version'], p['bind'], port, udp=p['udp'], window=p['window'],
+                       server_timeout=timeout)
+    if module.check_mode:
+        module.exit_json(changed=False, cmd=argv)
+    proc, err = start_server(argv, port, udp_socket=p['version'] == 2 and p['udp'])
+    if err:
+        module.fail_json(msg=err, cmd=argv)
+    module.exit_json(changed=True, cmd=argv, pid=proc.pid, bind=p['bind'], port=port)
+
+
+def client_main(module, p):
+    if not p['server']:
+        module.fail_json(msg='server is required with role=client')
+    for key in ('time', 'parallel'):
+        if p[key] < 1:
+            module.fail_json(msg='%s must be at least 1, got %s' % (key, p[key]))
+    version = p['version']
+    path = binary(module, version)
+    port = default_port(p)
+    argv = client_argv(path, version, p['server'], port, time_s=p['time'], reverse=p['reverse'],
+                       parallel=p['parallel'], window=p['window'], udp=p['udp'], bandwidth=p['bandwidth'])
+    bind = p['bind'] or p['server']
+    timeout = p['server_timeout'] or p['time'] + 30
+    sargv = server_argv(path, version, bind, port, udp=p['udp'], window=p['window'], server_timeout=timeout)
+    result = dict(changed=False, cmd=argv)
+    if p['spawn_server']:
+        check_bind(module, bind)
+        result['server_cmd'] = sargv
+    if module.check_mode:
+        module.exit_json(**result)
+
+    tv = tool_version(module, path)
+    if version == 2 and p['reverse'] and version_tuple(tv) and version_tuple(tv) < (2, 1):
+        module.fail_json(msg='iperf %s has no -R (reverse): run the client on the other host instead '
+                             '(swap the server and client hosts)' % tv, **result)
+    params = dict(server=p['server'], port=port, version=version, protocol='udp' if p['udp'] else 'tcp',
+                  direction='reverse' if p['reverse'] else 'forward', streams=p['parallel'],
+                  window=p['window'], time=p['time'])
+    if p['udp']:
+        params['bandwidth'] = p['bandwidth']
+    if version == 2:
+        params['format'] = 'text' if p['udp'] else 'csv'
+    warnings = []
+    if p['udp'] and not p['bandwidth']:
+        warnings.append('UDP without bandwidth: the tool sends at its default of 1 Mbit/s')
+    if p['server'].startswith(LOOPBACK_PREFIXES):
+        warnings.append('server %s is a loopback address: this measures the host network stack and CPU, '
+                        'not a network' % p['server'])
+
+    proc = None
+    try:
+        if p['spawn_server']:
+            proc, err = start_server(sargv, port, udp_socket=version == 2 and p['udp'])
+            if err:
+                module.fail_json(msg=err, **result)
+            result['pid'] = proc.pid
+        start_measurement(module, params, warnings, port)
+        started = utc_now()
+        res = run(module, argv)
+        if version == 3:
+            if not res.ok or '"error"' in (res.stdout or ''):
+                msg = None
+                try:
+                    parse_iperf3_json(res.stdout or '')
+                except IperfParseError as e:
+                    msg = str(e)
+                fail(module, 'iperf3', res, extra=msg, **_ctx(result))
+        elif not res.ok:
+            fail(module, 'iperf', res, extra='; '.join(error_lines(res.stderr, res.stdout)) or None, **_ctx(result))
+        try:
+            records = iperf_records(res.stdout, res.stderr, tool_version=tv, labels=p['labels'], params=params,
+                                    warnings=warnings, reverse=p['reverse'], cmd=argv, started=started,
+                                    duration_s=res.duration_s)
+        except IperfParseError as e:
+            fail(module, 'iperf3' if version == 3 else 'iperf', res, extra=str(e), **_ctx(result))
+        result.update(bench_result=records[0], bench_results=records)
+    finally:
+        if proc is not None:
+            result['server_output'] = tail(server_output(proc.pid))
+            if version == 3:
+                # iperf3 -1 exits by itself after the test; give it a moment before signals
+                try:
+                    proc.wait(timeout=p['grace'])
+                except subprocess.TimeoutExpired:
+                    pass
+            result['signal'] = kill_server(proc.pid, grace=p['grace'])
+            proc.wait()
+    module.exit_json(**result)
+
+
+def main():
+    argument_spec = dict(
+        role=dict(type='str', choices=['client', 'server'], default='client'),
+        state=dict(type='str', choices=['started', 'stopped'], default='started'),
+        pid=dict(type='int'),
+        server=dict(type='str'),
+        bind=dict(type='str'),
+        port=dict(type='int'),
+        version=dict(type='int', choices=[3, 2], default=3),
+        time=dict(type='int', default=10),
+        reverse=dict(type='bool', default=False),
+        parallel=dict(type='int', default=1),
+        window=dict(type='str'),
+        udp=dict(type='bool', default=False),
+        bandwidth=dict(type='str'),
+        spawn_server=dict(type='bool', default=False),
+        server_timeout=dict(type='int'),
+        grace=dict(type='float', default=2.0),
+    )
+    argument_spec.update(COMMON_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+    if not os.path.isdir('/proc/self/fd'):
+        module.fail_json(msg='benchlab.bench.iperf needs a Linux /proc')
+    if p['role'] == 'server':
+        server_main(module, p)
+    else:
+        client_main(module, p)
+
+
+if __name__ == '__main__':
+    main()

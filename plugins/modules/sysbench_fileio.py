@@ -1,0 +1,291 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: sysbench_fileio
+short_description: File I/O with sysbench fileio (prepare, run, cleanup), measured soundly
+version_added: 0.1.0
+description:
+  - Runs C(sysbench fileio prepare), then C(run), then always C(cleanup), inside a private work
+    directory the module creates in O(path) (sysbench writes its C(test_file.N) files into its
+    current directory, so it runs with that directory as its working directory). The directory is
+    removed afterwards, also on failure.
+  - Returns a result record (C(bench_result)) with the metrics C(reads_per_s), C(writes_per_s),
+    C(fsyncs_per_s) (ops/s), C(read_throughput), C(write_throughput) (MB/s, 10^6 bytes/s; sysbench
+    prints MiB/s, converted here), C(latency_avg) and C(latency_p95) (ms). Read metrics come with
+    the modes that read, write and fsync metrics with the modes that write.
+  - Every record warns that sysbench writes buffers of zero bytes, so storage that skips,
+    compresses or deduplicates zero blocks inflates the write results.
+  - A C(FATAL) message from sysbench (such as a missing prepare step, an unwritable directory or
+    O_DIRECT refused) fails the task with that message.
+author:
+  - benchlab.bench maintainers (@benchlab)
+options:
+  path:
+    description: Directory on the storage under test. The files are created in a private directory inside it.
+    type: path
+    required: true
+  mode:
+    description: The test (C(--file-test-mode)).
+    type: str
+    choices: [seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw]
+    default: rndrw
+  size:
+    description:
+      - Total size of the file set (C(--file-total-size)), such as V(1G) (powers of 1024).
+      - Below twice the target's RAM the record carries a warning, because the page cache may
+        serve what should come from the storage.
+    type: str
+    default: 1G
+  files:
+    description: Number of files the size is spread over (C(--file-num)).
+    type: int
+    default: 128
+  bs:
+    description: Block size of every I/O (C(--file-block-size)), such as V(16K) or V(4K).
+    type: str
+    default: 16K
+  threads:
+    description: Number of threads (C(--threads)).
+    type: int
+    default: 1
+  direct:
+    description: Open the files with O_DIRECT (C(--file-extra-flags=direct)).
+    type: bool
+    default: false
+  fsync_freq:
+    description: Call fsync() after this many requests, V(0) for never (C(--file-fsync-freq)).
+    type: int
+    default: 100
+  fsync_end:
+    description: Call fsync() at the end of the test (C(--file-fsync-end)).
+    type: bool
+    default: true
+  io_mode:
+    description: I/O mode (C(--file-io-mode)).
+    type: str
+    choices: [sync, async, mmap]
+    default: sync
+  rw_ratio:
+    description: Reads per write in V(rndrw) (C(--file-rw-ratio)); sysbench's default is 1.5.
+    type: float
+  time:
+    description: Run time in seconds (C(--time)); V(0) for no limit (then O(events) must be set).
+    type: int
+    default: 60
+  events:
+    description: Stop after this many requests (C(--events)); V(0) for no limit.
+    type: int
+    default: 0
+  drop_caches:
+    description:
+      - Drop the page cache between C(prepare) and C(run) for the modes that read, unless
+        O(direct) is set. If that is not allowed the record says so in a warning.
+    type: bool
+    default: true
+notes:
+  - Needs root to drop caches.
+  - Check mode returns the commands that would run (C(cmd) is the C(run) command), without writing anything.
+seealso:
+  - module: benchlab.bench.dbench
+  - module: benchlab.bench.fio
+  - plugin: benchlab.bench.parse_sysbench
+    plugin_type: filter
+extends_documentation_fragment:
+  - benchlab.bench.common
+'''
+
+EXAMPLES = r'''
+- name: Random read/write on 4 GiB, 16 KiB blocks, 60 s
+  benchlab.bench.sysbench_fileio:
+    path: /srv/bench
+    mode: rndrw
+    size: 4G
+  register: sb
+
+- name: Direct-I/O random reads, 4 threads, 4 KiB blocks
+  benchlab.bench.sysbench_fileio:
+    path: /srv/bench
+    mode: rndrd
+    size: 4G
+    bs: 4K
+    threads: 4
+    direct: true
+    labels:
+      platform: kvm
+
+- name: Show the read throughput
+  ansible.builtin.debug:
+    msg: "{{ sb.bench_result.metrics.read_throughput.value }} MB/s"
+'''
+
+RETURN = r'''
+bench_result:
+  description: The result record (schema version 1, see the collection's DESIGN and record schema).
+  returned: success, not in check mode
+  type: dict
+  contains:
+    tool:
+      description: Always V(sysbench).
+      type: str
+      returned: always
+      sample: sysbench
+    test:
+      description: The mode, such as V(rndrw).
+      type: str
+      returned: always
+      sample: rndrw
+    metrics:
+      description: reads_per_s, writes_per_s, fsyncs_per_s (ops/s), read_throughput, write_throughput (MB/s), latency_avg, latency_p95 (ms).
+      type: dict
+      returned: always
+      sample: {"read_throughput": {"value": 85.36, "unit": "MB/s", "better": "higher"}}
+cmd:
+  description: The C(run) argv (or the one that would run, in check mode).
+  returned: always
+  type: list
+  elements: str
+cmds:
+  description: The C(prepare), C(run) and C(cleanup) argvs, in that order.
+  returned: always
+  type: list
+  elements: list
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.benchlab.bench.plugins.module_utils.common import (
+    COMMON_ARGS, drop_caches, make_workdir, ram_warning, remove_tree, start_measurement)
+from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import (
+    MODES, READ_MODES, SysbenchParseError, sysbench_record)
+from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+
+
+def sysbench_argv(sysbench_bin, p, size, bs, verb):
+    argv = [sysbench_bin, 'fileio', '--file-total-size=%d' % size, '--file-num=%d' % p['files'],
+            '--file-block-size=%d' % bs, '--file-test-mode=%s' % p['mode'], '--file-io-mode=%s' % p['io_mode'],
+            '--file-fsync-freq=%d' % p['fsync_freq'], '--file-fsync-end=%s' % ('on' if p['fsync_end'] else 'off'),
+            '--threads=%d' % p['threads'], '--time=%d' % p['time'], '--events=%d' % p['events']]
+    if p['direct']:
+        argv.append('--file-extra-flags=direct')
+    if p['rw_ratio'] is not None:
+        argv.append('--file-rw-ratio=%s' % p['rw_ratio'])
+    argv.append(verb)
+    return argv
+
+
+def fatal_lines(text):
+    return [ln.strip() for ln in (text or '').splitlines() if ln.strip().startswith('FATAL:')]
+
+
+def main():
+    argument_spec = dict(
+        path=dict(type='path', required=True),
+        mode=dict(type='str', choices=list(MODES), default='rndrw'),
+        size=dict(type='str', default='1G'),
+        files=dict(type='int', default=128),
+        bs=dict(type='str', default='16K'),
+        threads=dict(type='int', default=1),
+        direct=dict(type='bool', default=False),
+        fsync_freq=dict(type='int', default=100),
+        fsync_end=dict(type='bool', default=True),
+        io_mode=dict(type='str', choices=['sync', 'async', 'mmap'], default='sync'),
+        rw_ratio=dict(type='float'),
+        time=dict(type='int', default=60),
+        events=dict(type='int', default=0),
+        drop_caches=dict(type='bool', default=True),
+    )
+    argument_spec.update(COMMON_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+
+    try:
+        size = parse_size(p['size'])
+        bs = parse_size(p['bs'])
+    except UnitError as e:
+        module.fail_json(msg='size/bs: %s' % e)
+    for key in ('files', 'threads'):
+        if p[key] < 1:
+            module.fail_json(msg='%s must be 1 or more, got %s' % (key, p[key]))
+    for key in ('fsync_freq', 'time', 'events'):
+        if p[key] < 0:
+            module.fail_json(msg='%s must not be negative, got %s' % (key, p[key]))
+    if p['time'] == 0 and p['events'] == 0:
+        module.fail_json(msg='time and events are both 0: the run would never end; set one of them')
+    if p['rw_ratio'] is not None and p['rw_ratio'] <= 0:
+        module.fail_json(msg='rw_ratio must be greater than zero, got %s' % p['rw_ratio'])
+    if bs <= 0 or size <= 0:
+        module.fail_json(msg='size and bs must be greater than zero (size=%s, bs=%s)' % (p['size'], p['bs']))
+    if size // p['files'] < bs:
+        module.fail_json(msg='size %s over %d files leaves less than one block (bs=%s) per file'
+                             % (p['size'], p['files'], p['bs']))
+    if not os.path.isdir(p['path']):
+        module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
+
+    sysbench_bin = module.get_bin_path('sysbench', required=True)
+    argvs = dict((verb, sysbench_argv(sysbench_bin, p, size, bs, verb)) for verb in ('prepare', 'run', 'cleanup'))
+    result = dict(changed=False, cmd=argvs['run'], cmds=[argvs['prepare'], argvs['run'], argvs['cleanup']])
+    if module.check_mode:
+        module.exit_json(**result)
+
+    warnings = []
+    w = ram_warning(size, 'file set')
+    if w:
+        warnings.append(w)
+    params = dict(mode=p['mode'], size=p['size'], bytes=size, files=p['files'], bs=p['bs'], block_bytes=bs,
+                  threads=p['threads'], direct=p['direct'], fsync_freq=p['fsync_freq'], fsync_end=p['fsync_end'],
+                  io_mode=p['io_mode'], time=p['time'], events=p['events'], drop_caches=False)
+    if p['rw_ratio'] is not None:
+        params['rw_ratio'] = p['rw_ratio']
+
+    workdir = None
+    prepared = False
+    try:
+        workdir = make_workdir(p['path'], 'sysbench')
+        prep = run(module, argvs['prepare'], cwd=workdir)
+        prepared = True
+        if not prep.ok or fatal_lines(prep.stdout):
+            fail(module, 'sysbench fileio prepare', prep,
+                 extra='; '.join(fatal_lines(prep.stdout)) or None, cmds=result['cmds'])
+        if p['mode'] in READ_MODES and p['drop_caches'] and not p['direct']:
+            reason = drop_caches()
+            if reason:
+                warnings.append('%s: the files written by prepare may still be in the page cache' % reason)
+            else:
+                params['drop_caches'] = True
+        version = run(module, [sysbench_bin, '--version'])
+        tool_version = version.stdout.split()[-1] if version.ok and version.stdout.strip() else None
+        start_measurement(module, params, warnings)
+        started = utc_now()
+        res = run(module, argvs['run'], cwd=workdir)
+        if not res.ok or fatal_lines(res.stdout):
+            fail(module, 'sysbench fileio run', res, extra='; '.join(fatal_lines(res.stdout)) or None,
+                 cmds=result['cmds'])
+        try:
+            rec = sysbench_record(res.stdout, tool_version=tool_version, labels=p['labels'], params=params,
+                                  warnings=warnings, cmd=argvs['run'], started=started, duration_s=res.duration_s)
+        except SysbenchParseError as e:
+            fail(module, 'sysbench fileio run', res, extra=str(e), cmds=result['cmds'])
+        result['bench_result'] = rec
+    except OSError as e:
+        module.fail_json(msg='sysbench fileio benchmark in %s failed: %s' % (p['path'], e), **result)
+    finally:
+        # cleanup ALWAYS, in the benchmark's own directory, then remove that directory.
+        if workdir:
+            if prepared:
+                run(module, argvs['cleanup'], cwd=workdir)
+            remove_tree(workdir)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

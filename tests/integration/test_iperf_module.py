@@ -1,0 +1,248 @@
+"""benchlab.bench.iperf really runs here, over loopback only (127.0.0.1), with 1 s tests.
+
+Every test that can start a server uses the `iperf_guard` fixture: afterwards it kills (SIGKILL)
+any iperf process still alive on the test's ports and fails the test if there was one.
+"""
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+import pytest
+
+from conftest import REPO, load_run, module, run, run_dirs, BIN
+
+sys.path.insert(0, str(REPO / '.collections'))
+from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record  # noqa: E402
+
+PORTS = list(range(15711, 15740))
+
+
+def iperf_processes(ports=None):
+    """(pid, argv) of live (non-zombie) iperf/iperf3 processes that use one of `ports`."""
+    ports = PORTS if ports is None else ports
+    found = []
+    for name in os.listdir('/proc'):
+        if not name.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % name, 'rb') as f:
+                argv = [a.decode() for a in f.read().split(b'\0') if a]
+            with open('/proc/%s/stat' % name) as f:
+                state = f.read().rsplit(')', 1)[1].split()[0]
+        except OSError:
+            continue
+        if not argv or os.path.basename(argv[0]) not in ('iperf', 'iperf3') or state in ('Z', 'X'):
+            continue
+        if any(str(p) in argv for p in ports):
+            found.append((int(name), argv))
+    return found
+
+
+@pytest.fixture
+def iperf_guard():
+    yield
+    left = iperf_processes()
+    for pid, _argv in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert left == [], 'iperf processes survived: %r' % left
+
+
+def valid(rec):
+    assert validate_record(rec) == [], rec
+    return rec
+
+
+def test_iperf3_loopback_with_spawned_server(env, iperf_guard):
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15711,
+                                            'time': 1, 'labels': {'net': 'lo'}})
+    assert rc == 0, res
+    rec = valid(res['bench_result'])
+    assert rec['tool'] == 'iperf3' and rec['test'] == 'tcp' and rec['tool_version'] == '3.12'
+    assert rec['labels'] == {'net': 'lo'}
+    params = dict(rec['params'])
+    guards = params.pop('guards')
+    assert params == {'server': '127.0.0.1', 'port': 15711, 'version': 3, 'protocol': 'tcp',
+                      'direction': 'forward', 'streams': 1, 'window': None, 'time': 1}
+    assert guards['quiesce'] is True
+    assert rec['metrics']['throughput']['unit'] == 'Mbit/s' and rec['metrics']['throughput']['value'] > 0
+    assert rec['metrics']['retransmits']['unit'] == 'count'
+    assert any('loopback' in w for w in rec['warnings'])
+    assert res['server_cmd'][:7] == [res['server_cmd'][0], '-s', '-1', '-B', '127.0.0.1', '-p', '15711']
+    assert res['bench_results'] == [rec]
+
+
+def test_iperf3_reverse_parallel_window(env, iperf_guard):
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15712,
+                                            'time': 1, 'reverse': True, 'parallel': 2, 'window': '256k'})
+    assert rc == 0, res
+    rec = valid(res['bench_result'])
+    assert rec['test'] == 'tcp_reverse'
+    assert rec['params']['direction'] == 'reverse' and rec['params']['streams'] == 2
+    assert rec['params']['window'] == '256k'
+    assert ['-P', '2'] == res['cmd'][res['cmd'].index('-P'):res['cmd'].index('-P') + 2]
+    assert '-R' in res['cmd'] and '256k' in res['cmd']
+
+
+def test_iperf3_udp(env, iperf_guard):
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15713,
+                                            'time': 1, 'udp': True, 'bandwidth': '20M'})
+    assert rc == 0, res
+    rec = valid(res['bench_result'])
+    assert rec['test'] == 'udp' and set(rec['metrics']) == {'throughput', 'jitter', 'lost_pct'}
+    assert 5 < rec['metrics']['throughput']['value'] < 25  # about the 20 Mbit/s asked
+    assert rec['params']['bandwidth'] == '20M'
+
+
+def test_iperf2_tcp_and_udp(env, iperf_guard):
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15714,
+                                            'time': 1, 'version': 2, 'parallel': 2, 'window': '256k'})
+    assert rc == 0, res
+    rec = valid(res['bench_result'])
+    assert rec['tool'] == 'iperf' and rec['tool_version'] == '2.1.8' and rec['params']['format'] == 'csv'
+    assert res['cmd'][-2:] == ['-y', 'C'] and rec['params']['streams'] == 2
+    assert res['signal'] in ('SIGTERM', 'SIGKILL')  # the iperf2 server has to be stopped
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15715,
+                                            'time': 1, 'version': 2, 'udp': True, 'bandwidth': '20M',
+                                            'reverse': True})
+    assert rc == 0, res
+    rec = valid(res['bench_result'])
+    assert rec['test'] == 'udp_reverse' and 'jitter' in rec['metrics'] and 'lost_pct' in rec['metrics']
+    assert '-u' in res['server_cmd']
+
+
+@pytest.mark.parametrize('version,udp', [(3, False), (2, False), (2, True)])
+def test_connection_refused_fails_clearly(env, iperf_guard, version, udp):
+    args = {'server': '127.0.0.1', 'port': 15716, 'time': 1, 'version': version}
+    if udp:
+        args.update(udp=True, bandwidth='1M')
+    rc, status, res = module(env, 'iperf', args)
+    assert rc != 0 and 'FAILED' in status
+    assert res['rc'] == 0  # the tool itself said "success"
+    assert 'Connection refused' in res['msg']
+    assert 'Traceback' not in json.dumps(res)
+
+
+def test_server_role_start_and_stop(env, iperf_guard):
+    for version, port in ((3, 15717), (2, 15718)):
+        rc, status, srv = module(env, 'iperf', {'role': 'server', 'bind': '127.0.0.1', 'port': port,
+                                                'version': version})
+        assert rc == 0 and srv['changed'] is True, srv
+        pid = srv['pid']
+        assert [p for p, _a in iperf_processes([port])] == [pid]
+        # it listens, detached: the module returned while the server runs
+        rc, status, cli = module(env, 'iperf', {'server': '127.0.0.1', 'port': port, 'time': 1,
+                                                'version': version})
+        assert rc == 0, cli
+        valid(cli['bench_result'])
+        rc, status, stop = module(env, 'iperf', {'role': 'server', 'state': 'stopped', 'pid': pid})
+        assert rc == 0, stop
+        if version == 3:
+            assert stop['stopped'] is False  # -1: it ended after its one test
+        else:
+            assert stop['stopped'] is True and stop['signal'] in ('SIGTERM', 'SIGKILL')
+            assert 'Server listening on TCP port %d' % port in stop['server_output']
+        assert iperf_processes([port]) == []
+
+
+def test_stop_never_touches_another_process(env):
+    victim = os.getpid()
+    rc, status, res = module(env, 'iperf', {'role': 'server', 'state': 'stopped', 'pid': victim})
+    assert rc == 0 and res['stopped'] is False and res['changed'] is False
+    assert os.path.exists('/proc/%d' % victim)
+
+
+def test_wildcard_bind_is_refused(env, iperf_guard):
+    for bind in ('0.0.0.0', '::'):
+        rc, status, res = module(env, 'iperf', {'role': 'server', 'bind': bind, 'port': 15719})
+        assert rc != 0 and res['msg'].startswith('bind: the server must be bound to the test address')
+
+
+def test_busy_port_is_reported(env, iperf_guard):
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(('127.0.0.1', 15720))
+        s.listen(1)
+        rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15720,
+                                                'time': 1})
+    finally:
+        s.close()
+    assert rc != 0
+    assert 'the iperf server exited at once' in res['msg'] and 'Address already in use' in res['msg']
+
+
+def test_check_mode_starts_nothing(env, iperf_guard):
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15721,
+                                            'version': 2, 'udp': True}, check=True)
+    assert rc == 0 and 'bench_result' not in res
+    assert res['cmd'][1:3] == ['-c', '127.0.0.1'] and '-u' in res['cmd']
+    rc, status, res = module(env, 'iperf', {'role': 'server', 'bind': '127.0.0.1', 'port': 15721}, check=True)
+    assert rc == 0 and 'pid' not in res and res['cmd'][1] == '-s'
+    assert iperf_processes([15721]) == []
+
+
+# ------------------------------------------------------------------ the bench_run tasks file
+
+PLAYBOOK = '''
+- hosts: localhost
+  gather_facts: false
+  vars:
+    bench_run_item: {item}
+  tasks:
+    - name: Run the iperf tasks of bench_run
+      ansible.builtin.include_tasks: {tasks}
+'''
+
+
+def run_tasks_file(env, tmp_path, item):
+    play = tmp_path / 'play.yml'
+    play.write_text(PLAYBOOK.format(item=json.dumps(item), tasks=REPO / 'roles/bench_run/tasks/iperf.yml'))
+    return run([BIN / 'ansible-playbook', '-i', REPO / 'inventories/local', play], env, timeout=120)
+
+
+def item(port, **params):
+    p = dict(server_host='localhost', server_address='127.0.0.1', port=port, time=1)
+    p.update(params)
+    return dict(host='localhost', cell='host-lo', path='/tmp', tool='iperf', benchmark='net', params=p,
+                repetition=1, labels={'cell': 'host-lo', 'benchmark': 'net'})
+
+
+@pytest.mark.parametrize('port,params', [
+    (15731, {}),
+    (15732, {'version': 2, 'udp': True, 'bandwidth': '10M', 'reverse': True, 'parallel': 2, 'window': '256k'}),
+])
+def test_bench_run_tasks_file(env, tmp_path, iperf_guard, port, params):
+    proc = run_tasks_file(env, tmp_path, item(port, **params))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'Stop the iperf server localhost' in proc.stdout
+    assert iperf_processes([port]) == []
+    results, jsonl = load_run(run_dirs(tmp_path / 'runs')[-1])
+    recs = [r for r in jsonl if r.get('tool') in ('iperf', 'iperf3')]
+    assert len(recs) == 1, jsonl
+    assert recs[0]['host'] == 'localhost'  # added by the report callback, not part of the record
+    rec = valid(dict((k, v) for k, v in recs[0].items() if k != 'host'))
+    assert rec['labels'] == {'cell': 'host-lo', 'benchmark': 'net'}
+    assert rec['params']['port'] == port
+    # the test's own server (delegated, not a child of the client) is not a competing benchmark
+    assert not any('other benchmark processes' in w for w in rec['warnings']), rec['warnings']
+    if params:
+        assert rec['tool'] == 'iperf' and rec['test'] == 'udp_reverse' and rec['params']['streams'] == 2
+
+
+def test_bench_run_tasks_file_stops_the_server_when_the_client_fails(env, tmp_path, iperf_guard):
+    # time 0 is refused by the client after the server started: the always section must stop it
+    proc = run_tasks_file(env, tmp_path, item(15733, version=2, time=0))
+    assert proc.returncode != 0
+    assert 'time must be at least 1' in proc.stdout
+    assert 'Stop the iperf server localhost' in proc.stdout
+    out = proc.stdout[proc.stdout.index('Stop the iperf server'):]
+    assert 'changed: [localhost]' in out.split('PLAY RECAP')[0]
+    time.sleep(0.2)
+    assert iperf_processes([15733]) == []
