@@ -75,6 +75,10 @@ def semantic_problems(matrix, inventory_hosts=None):
         for i, c in enumerate(cells):
             if c.get('host') not in inventory_hosts:
                 problems.append('bench_matrix.cells[%d].host: %r is not in the inventory' % (i, c.get('host')))
+        for i, b in enumerate(matrix.get('benchmarks', [])):
+            server = (b.get('params') or {}).get('server_host')
+            if server is not None and server not in inventory_hosts:
+                problems.append('bench_matrix.benchmarks[%d].params.server_host: %r is not in the inventory' % (i, server))
     return problems
 
 

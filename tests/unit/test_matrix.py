@@ -128,7 +128,7 @@ INVALID = [
     ('repetitions-bool', _set(('repetitions',), True), 'bench_matrix.repetitions'),
     ('repetitions-0', _set(('repetitions',), 0), 'bench_matrix.repetitions'),
     ('repetitions-1000', _set(('repetitions',), 1000), 'bench_matrix.repetitions'),
-    ('unknown-tool', _set(('benchmarks', 0, 'tool'), 'bonnie'), 'bench_matrix.benchmarks[0].tool'),
+    ('unknown-tool', _set(('benchmarks', 0, 'tool'), 'iozone'), 'bench_matrix.benchmarks[0].tool'),
     ('unknown-dd-param', _set(('benchmarks', 1, 'params', 'iodepth'), 4), 'bench_matrix.benchmarks[1].params'),
     ('unknown-fio-param', _set(('benchmarks', 2, 'params', 'count'), 4), 'bench_matrix.benchmarks[2].params'),
     ('bad-dd-test', _set(('benchmarks', 0, 'params', 'test'), 'erase'), 'bench_matrix.benchmarks[0].params.test'),
