@@ -62,6 +62,7 @@ def parse_dd(text, bs=None):
               'rate_value': None, 'rate_unit': None, 'throughput_mb_s': None,
               'errors': [], 'progress': 0}
     summaries = []
+    unread = None
     for line in _lines(text):
         s = line.strip()
         if not s:
@@ -81,6 +82,8 @@ def parse_dd(text, bs=None):
         m = ERROR_RE.match(s)
         if m:
             result['errors'].append(m.group('msg'))
+        elif unread is None and not TIME_REAL_RE.match(s):
+            unread = s
     if summaries:
         # status=progress prints the same summary shape once a second; the final one comes after
         # the "records out" line and is the last one.
@@ -103,7 +106,8 @@ def parse_dd(text, bs=None):
         if result['records_out'] is not None:
             raise DdParseError("dd printed only its 'records' lines and no 'bytes ... copied' line "
                                '(an old coreutils or a busybox build): pass bs to derive the size')
-        raise DdParseError("no dd transfer summary ('N+M records out' / 'N bytes ... copied') in the output")
+        raise DdParseError("no dd transfer summary ('N+M records out' / 'N bytes ... copied') in the output; %s" % (
+            'first line not understood: %r' % unread[:200] if unread else 'the output is empty'))
     if result['seconds'] is not None and result['seconds'] > 0:
         result['throughput_mb_s'] = result['bytes'] / result['seconds'] / 1e6
     elif result['rate_value'] is not None and result['rate_value'] != float('inf'):
