@@ -75,7 +75,7 @@ def _is_error(line):
     return any(r.search(line) for r in ERROR_RES)
 
 
-def parse_dbench(text):
+def _parse_dbench(text):
     """Parse dbench's output into a dict.
 
     Returns version, time_limit, warmup, loadfile, throughput_mb_s, clients, procs, max_latency_ms,
@@ -152,6 +152,16 @@ def parse_dbench(text):
         raise DbenchParseError("no dbench 'Throughput ... MB/sec' line: the output stops early (truncated?) "
                                "after the line %r" % last)
     return result
+
+
+def parse_dbench(text):
+    """dbench output -> dict (see _parse_dbench); a malformed number is a DbenchParseError, never a bare ValueError."""
+    try:
+        return _parse_dbench(text)
+    except DbenchParseError:
+        raise
+    except (ValueError, IndexError) as e:
+        raise DbenchParseError('dbench output has a malformed value: %s' % e)
 
 
 def op_metric_name(op):

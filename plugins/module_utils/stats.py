@@ -84,7 +84,7 @@ def t_ppf(p, df):
         hi *= 2.0
         if hi > 1e12:
             return float('inf')
-    for _ in range(200):
+    for _step in range(200):
         mid = (lo + hi) / 2.0
         if t_cdf(mid, df) < p:
             lo = mid

@@ -88,7 +88,7 @@ class SysbenchParseError(ValueError):
     """sysbench output that cannot be read, or a sysbench that failed; the message quotes the line."""
 
 
-def parse_sysbench(text):
+def _parse_sysbench(text):
     """Parse ``sysbench fileio run`` output into a dict.
 
     Returns version, threads, mode (from the "Doing ... test" line), block_size, extra_flags,
@@ -179,6 +179,16 @@ def parse_sysbench(text):
         raise SysbenchParseError("no sysbench 'File operations' report: the output stops early (truncated?) "
                                  "after the line %r" % last)
     return r
+
+
+def parse_sysbench(text):
+    """sysbench output -> dict (see _parse_sysbench); a malformed number is a SysbenchParseError, never a bare ValueError."""
+    try:
+        return _parse_sysbench(text)
+    except SysbenchParseError:
+        raise
+    except (ValueError, IndexError) as e:
+        raise SysbenchParseError('sysbench output has a malformed value: %s' % e)
 
 
 def _latency(value, name, warnings):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import (  # noqa: F401 (re-exported)
-    PRIMARY, benchmark_of, cell_of, counted, primary_metric)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, cell_of, counted, primary_metric
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
+
 
 def analyze(records, plan=None, environment=None):
     """records: dicts with an optional 'host' key; plan: the matrix plan (cells, baseline, gates);
@@ -23,9 +23,9 @@ def analyze(records, plan=None, environment=None):
     benchmarks = []
     index = {}
     for rec in records:
-        name = benchmark_of(rec)
+        matrix_name, name = benchmark_of(rec)
         if name not in index:
-            index[name] = dict(name=name, tool=rec['tool'], test=rec['test'], tool_versions=[],
+            index[name] = dict(name=name, benchmark=matrix_name, tool=rec['tool'], test=rec['test'], tool_versions=[],
                                cells={}, metrics=[])
             benchmarks.append(index[name])
         b = index[name]
@@ -65,8 +65,9 @@ def analyze(records, plan=None, environment=None):
                 s.update(unit=first['unit'], better=first['better'], values=values)
                 metrics[m] = s
             gate = None
-            if b['name'] in gates:
-                gate = gate_status(c['records'], gates[b['name']]['max_cv'], gates[b['name']]['max_repetitions'])
+            if b['benchmark'] in gates:
+                g = gates[b['benchmark']]
+                gate = gate_status(c['records'], g['max_cv'], g['max_repetitions'])
             cells.append(dict(cell=n, hosts=c['hosts'], labels=c['labels'], n=len(c['records']), warmups=c['warmups'],
                               metrics=metrics, warnings=c['warnings'], baseline=(n == baseline), gate=gate,
                               records=c['records']))
@@ -81,7 +82,7 @@ def analyze(records, plan=None, environment=None):
                 s.update((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'p', 'significant', 'slower_pct'))
         primary = primary_metric(b['metrics'])
         ordered = [primary] + [m for m in b['metrics'] if m != primary]
-        bench = dict(name=b['name'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
+        bench = dict(name=b['name'], benchmark=b['benchmark'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
                      baseline=baseline, metrics=ordered, primary=primary, cells=cells)
         bench['same_but_data'] = _params_key(b['cells'])
         for c in cells:

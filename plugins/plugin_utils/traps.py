@@ -82,4 +82,4 @@ def zero_elision_flag(zero_cell, real_cell, metric, real_name):
         ratio = r['mean'] / z['mean'] if z['mean'] else float('inf')
     return _flag('zero_elision', (
         'zeros went %.1fx as fast as real data (%s, p=%.3g): this storage skips or compresses zero blocks, '
-        'so the zero-data number measures nothing') % (ratio, real_name, cmp['p']))
+        'so the zero-data number measures nothing') % (ratio, real_name, cmp['p'] or 0.0))

@@ -64,7 +64,7 @@ def test_zero_eliding_storage_is_flagged(tmp_path, env, lab):
                 '-e', '@%s' % (tmp_path / 'matrix.yml'), '-e', 'bench_install_tools=false'], env)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (run_dir,) = run_dirs(tmp_path / 'runs')
-    results, _ = load_run(run_dir)
+    results, _jsonl = load_run(run_dir)
     bench = {b['name']: {c['cell']: c for c in b['cells']} for b in results['analysis']['benchmarks']}
     zero, real = bench['dd-zero']['btrfs-zstd'], bench['dd-real']['btrfs-zstd']
     zero_codes = [f['code'] for f in zero['flags']]

@@ -1,7 +1,5 @@
 """The variance gate (plugin_utils/gate.py) and trap detection (plugin_utils/traps.py)."""
 
-import copy
-
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
@@ -130,7 +128,7 @@ def test_zeros_faster_than_real_data_in_the_same_cell_is_the_ploop_trap():
                + [run('zero', 'ploop', v, 'zero') for v in (1000, 1010, 990)] + [run('real', 'ploop', v, 'random') for v in (190, 200, 195)])
     a = analyze(records, {'baseline': 'host', 'cells': [{'name': 'host'}, {'name': 'ploop'}]})
     flags = {(b['name'], c['cell']): [f['code'] for f in c['flags']] for b in a['benchmarks'] for c in b['cells']}
-    assert 'zero_elision' in flags[('zero', 'ploop')] and 'faster_than_baseline' in flags[('zero', 'ploop')]
-    assert 'zero_elision' not in flags[('zero', 'host')] and flags[('real', 'ploop')] == []
+    assert 'zero_elision' in flags[('zero write', 'ploop')] and 'faster_than_baseline' in flags[('zero write', 'ploop')]
+    assert 'zero_elision' not in flags[('zero write', 'host')] and flags[('real write', 'ploop')] == []
     msg = next(f['message'] for b in a['benchmarks'] for c in b['cells'] for f in c['flags'] if f['code'] == 'zero_elision')
-    assert msg.startswith('zeros went 5.1x as fast as real data (real')
+    assert msg.startswith('zeros went 5.1x as fast as real data (real write')

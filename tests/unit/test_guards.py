@@ -71,7 +71,7 @@ def test_cooldown_warmup_and_switching_quiescence_off():
 def test_competing_processes_finds_a_real_compressor():
     proc = subprocess.Popen(['bzip2', '-c'], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     try:
-        for _ in range(50):  # until the child has exec'd bzip2 (its comm changes then)
+        for _attempt in range(50):  # until the child has exec'd bzip2 (its comm changes then)
             if (proc.pid, 'bzip2') in competing_processes(own_pid=1):
                 break
             time.sleep(0.05)

@@ -27,6 +27,7 @@ FILTERS = {
     'parse_dbench': ('dbench', 'dbench', ('*.txt',)),
     'parse_sysbench': ('sysbench', 'sysbench', ('*.txt',)),
     'parse_iperf': ('iperf', 'iperf', ('*.json', '*.txt', '*.csv')),
+    'parse_time': ('time', 'time', ('*.txt',)),
 }
 
 
@@ -53,6 +54,10 @@ def check(name, text):
         return None
     records = out if isinstance(out, list) else [out]
     assert records, 'an empty result instead of an error'
+    if name == 'parse_time':  # plain {real, user, sys} timings, not result records
+        for t in records:
+            assert all(t[k] is None or (isinstance(t[k], float) and t[k] >= 0) for k in ('real', 'user', 'sys')), t
+        return records
     for rec in records:
         assert validate_record(rec) == [], rec
     return records
@@ -112,10 +117,9 @@ def mutate(text, ops):
     return text
 
 
-OPS = st.lists(st.tuples(st.sampled_from(['delete', 'insert', 'replace', 'dupline', 'dropline']),
-                         st.integers(min_value=0, max_value=100000),
-                         st.text(alphabet=st.sampled_from(list('0123456789.,:+-eE%/ \n{}[]"abcKMGs|')), max_size=6)),
-              min_size=1, max_size=6)
+KINDS = st.sampled_from(['delete', 'insert', 'replace', 'dupline', 'dropline'])
+PAYLOAD = st.text(alphabet=st.sampled_from(list('0123456789.,:+-eE%/ \n{}[]"abcKMGs|')), max_size=6)
+OPS = st.lists(st.tuples(KINDS, st.integers(min_value=0, max_value=100000), PAYLOAD), min_size=1, max_size=6)
 
 
 @pytest.mark.parametrize('name', sorted(FILTERS))

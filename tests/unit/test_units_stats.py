@@ -73,13 +73,14 @@ def test_summarize_too_fast_values_are_counted_apart():
     s = summarize([None, 2.0, 4.0])
     assert {k: s[k] for k in ('n', 'too_fast', 'mean', 'min', 'max')} == {'n': 2, 'too_fast': 1, 'mean': 3.0, 'min': 2.0, 'max': 4.0}
     assert summarize([None, None]) == {'n': 0, 'too_fast': 2, 'mean': None, 'min': None, 'max': None,
-                                      'median': None, 'stdev': None, 'cv': None, 'ci95': None}
+                                       'median': None, 'stdev': None, 'cv': None, 'ci95': None}
     assert summarize([])['n'] == 0 and summarize([])['mean'] is None
 
 
 def test_summarize_zero_is_a_value():
     s = summarize([0.0, 0])
-    assert {k: s[k] for k in ('n', 'too_fast', 'mean', 'min', 'max', 'stdev', 'cv')} == {'n': 2, 'too_fast': 0, 'mean': 0.0, 'min': 0.0, 'max': 0.0, 'stdev': 0.0, 'cv': None}
+    expected = {'n': 2, 'too_fast': 0, 'mean': 0.0, 'min': 0.0, 'max': 0.0, 'stdev': 0.0, 'cv': None}
+    assert {k: s[k] for k in expected} == expected
 
 
 @pytest.mark.parametrize('value,baseline,expected', [
