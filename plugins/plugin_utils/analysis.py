@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, cell_of, counted, primary_metric
+from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, cell_of, counted, primary_metric, table_name
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
 
 
@@ -22,10 +22,15 @@ def analyze(records, plan=None, environment=None):
     plan_baseline = (plan or {}).get('baseline')
     benchmarks = []
     index = {}
+    tests = {}
     for rec in records:
-        matrix_name, name = benchmark_of(rec)
+        bench, series = benchmark_of(rec)
+        tests.setdefault(bench, set()).add(series[0])
+    for rec in records:
+        bench, series = benchmark_of(rec)
+        name = table_name(bench, series, len(tests[bench]) > 1)
         if name not in index:
-            index[name] = dict(name=name, benchmark=matrix_name, tool=rec['tool'], test=rec['test'], tool_versions=[],
+            index[name] = dict(name=name, benchmark=bench, tool=rec['tool'], test=rec['test'], tool_versions=[],
                                cells={}, metrics=[])
             benchmarks.append(index[name])
         b = index[name]

@@ -34,7 +34,7 @@ def gate_status(records, max_cv, max_repetitions):
     series = {}
     for r in records:
         if counted(r):
-            series.setdefault(benchmark_of(r)[1], []).append(r)
+            series.setdefault(benchmark_of(r), []).append(r)
     n = max([len(v) for v in series.values()] or [0])
     worst, metric, met = None, None, bool(series)
     for recs in series.values():

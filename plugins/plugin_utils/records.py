@@ -20,17 +20,24 @@ SUBTEST_LABELS = ('clients',)
 
 
 def benchmark_of(rec):
-    """(matrix benchmark name or None, the table this record belongs in).
+    """(matrix benchmark name or None, series): which table a record belongs in.
 
-    A matrix benchmark may yield several tests (compress and decompress, fio job files, bonnie's
-    runs) and sweeps (dbench clients): each gets its own table, named after the benchmark."""
+    A matrix benchmark may yield several tests (compress and decompress, fio job files) and
+    sweeps (dbench clients): each (test, sweep point) is a series with its own table. Without a
+    matrix benchmark label the table is "<tool> <test>"."""
     labels = rec.get('labels') or {}
+    extras = tuple('%s=%s' % (k, labels[k]) for k in SUBTEST_LABELS if k in labels)
     bench = labels.get('benchmark')
     if not bench:
-        return None, '%s %s' % (rec['tool'], rec['test'])
-    name = bench if rec['test'] in bench else '%s %s' % (bench, rec['test'])
-    extras = ['%s=%s' % (k, labels[k]) for k in SUBTEST_LABELS if k in labels]
-    return bench, ' '.join([name] + extras)
+        return None, ('%s %s' % (rec['tool'], rec['test']),) + extras
+    return bench, (rec['test'],) + extras
+
+
+def table_name(bench, series, several_tests):
+    """The table's title: the benchmark, its test when it has several, and the sweep point."""
+    if bench is None:
+        return ' '.join(series)
+    return ' '.join(([bench, series[0]] if several_tests else [bench]) + list(series[1:]))
 
 
 def cell_of(rec, host=None):

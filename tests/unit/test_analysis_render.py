@@ -269,7 +269,7 @@ def test_render_terminal_long_names_fit(records, plan):
 
 def test_benchmark_and_cell_without_labels():
     rec = {'tool': 'dd', 'test': 'write', 'host': 'h1', 'labels': {'storage': 'drbd', 'platform': 'kvm'}}
-    assert benchmark_of(rec) == (None, 'dd write')
+    assert benchmark_of(rec) == (None, ('dd write',))
     assert cell_of(rec) == 'h1 platform=kvm,storage=drbd'
     assert cell_of({'tool': 'dd', 'test': 'w'}) == 'host'
     assert cell_of({'labels': {'benchmark': 'x'}}, host='h2') == 'h2'
