@@ -55,18 +55,12 @@ _value:
   elements: dict
 '''
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import BonnieParseError, bonnie_records
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_bonnie(text, labels=None):
-    if not isinstance(text, str):
-        raise AnsibleFilterError('parse_bonnie expects the text bonnie++ printed, got %s' % type(text).__name__)
-    try:
-        return bonnie_records(text, labels=labels)
-    except BonnieParseError as e:
-        raise AnsibleFilterError('parse_bonnie: %s' % e)
+    return parse_with('parse_bonnie', 'bonnie++', bonnie_records, BonnieParseError, text, labels=labels)
 
 
 class FilterModule(object):

@@ -52,18 +52,12 @@ _value:
   type: dict
 '''
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.benchlab.bench.plugins.module_utils.dbench import DbenchParseError, dbench_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_dbench(text, test=None, labels=None):
-    if not isinstance(text, str):
-        raise AnsibleFilterError('parse_dbench expects the text dbench printed, got %s' % type(text).__name__)
-    try:
-        return dbench_record(text, test=test, labels=labels)
-    except DbenchParseError as e:
-        raise AnsibleFilterError('parse_dbench: %s' % e)
+    return parse_with('parse_dbench', 'dbench', dbench_record, DbenchParseError, text, test=test, labels=labels)
 
 
 class FilterModule(object):

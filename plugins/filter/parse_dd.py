@@ -53,18 +53,12 @@ _value:
   type: dict
 '''
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_dd(text, test='write', bs=None, labels=None):
-    if not isinstance(text, str):
-        raise AnsibleFilterError('parse_dd expects the text dd printed, got %s' % type(text).__name__)
-    try:
-        return dd_record(text, test=test, bs=bs, labels=labels)
-    except DdParseError as e:
-        raise AnsibleFilterError('parse_dd: %s' % e)
+    return parse_with('parse_dd', 'dd', dd_record, DdParseError, text, test=test, bs=bs, labels=labels)
 
 
 class FilterModule(object):

@@ -40,18 +40,12 @@ _value:
   elements: dict
 '''
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import FioParseError, fio_records
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_fio(text, labels=None):
-    if not isinstance(text, str):
-        raise AnsibleFilterError('parse_fio expects the text fio printed, got %s' % type(text).__name__)
-    try:
-        return fio_records(text, labels=labels)
-    except FioParseError as e:
-        raise AnsibleFilterError('parse_fio: %s' % e)
+    return parse_with('parse_fio', 'fio', fio_records, FioParseError, text, labels=labels)
 
 
 class FilterModule(object):

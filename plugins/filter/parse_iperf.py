@@ -65,17 +65,14 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import IperfParseError, iperf_records
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_iperf(text, stderr='', reverse=None, labels=None):
-    if not isinstance(text, str):
-        raise AnsibleFilterError('parse_iperf expects the text iperf printed, got %s' % type(text).__name__)
     if stderr is not None and not isinstance(stderr, str):
         raise AnsibleFilterError('parse_iperf: stderr must be text, got %s' % type(stderr).__name__)
-    try:
-        return iperf_records(text, stderr or '', labels=labels, reverse=reverse)
-    except IperfParseError as e:
-        raise AnsibleFilterError('parse_iperf: %s' % e)
+    return parse_with('parse_iperf', 'iperf', iperf_records, IperfParseError, text, stderr or '', labels=labels,
+                      reverse=reverse)
 
 
 class FilterModule(object):

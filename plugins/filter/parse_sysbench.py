@@ -56,18 +56,12 @@ _value:
   type: dict
 '''
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import SysbenchParseError, sysbench_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_sysbench(text, test=None, labels=None):
-    if not isinstance(text, str):
-        raise AnsibleFilterError('parse_sysbench expects the text sysbench printed, got %s' % type(text).__name__)
-    try:
-        return sysbench_record(text, test=test, labels=labels)
-    except SysbenchParseError as e:
-        raise AnsibleFilterError('parse_sysbench: %s' % e)
+    return parse_with('parse_sysbench', 'sysbench', sysbench_record, SysbenchParseError, text, test=test, labels=labels)
 
 
 class FilterModule(object):

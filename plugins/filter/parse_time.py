@@ -63,19 +63,13 @@ _value:
             "exit_status": null, "signal": null}]
 '''
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import TimeParseError
 from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import parse_time as _parse_time
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_time(text):
-    if not isinstance(text, str):
-        raise AnsibleFilterError('parse_time expects the text time printed, got %s' % type(text).__name__)
-    try:
-        return _parse_time(text)
-    except TimeParseError as e:
-        raise AnsibleFilterError('parse_time: %s' % e)
+    return parse_with('parse_time', 'time', _parse_time, TimeParseError, text)
 
 
 class FilterModule(object):
