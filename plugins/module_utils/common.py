@@ -10,7 +10,7 @@ import os
 import shutil
 import tempfile
 
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 
@@ -22,11 +22,12 @@ COMMON_ARGS = dict(
 )
 
 
-def start_measurement(module, params, warnings):
+def start_measurement(module, params, warnings, competing=None):
     """Apply the methodology guards (module_utils/guards.py) right before measuring: records what
-    was done in params['guards'] and adds a warning for each problem. Fails on a bad guards option."""
+    was done in params['guards'] and adds a warning for each problem. Fails on a bad guards option.
+    `competing` replaces the scan for competing benchmark processes (iperf leaves out its own server)."""
     try:
-        done, notes = apply_guards(module.params.get('guards'))
+        done, notes = apply_guards(module.params.get('guards'), competing=competing or competing_processes)
     except GuardError as e:
         module.fail_json(msg=str(e))
     params['guards'] = done

@@ -214,8 +214,8 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards, competing_processes
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, start_measurement
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
     IperfParseError, client_argv, error_lines, iperf_records, is_iperf_server, kill_server,
     parse_iperf3_json, proc_cmdline, server_argv, server_output, start_server, version_from_output,
@@ -236,18 +236,12 @@ def tool_version(module, path):
     return version_from_output((res.stdout or '') + '\n' + (res.stderr or ''))
 
 
-def start_measurement(module, params, warnings, port):
-    """The methodology guards (common.start_measurement), except that the iperf server of this
-    very test, on this host and port, is not counted as a competing benchmark process."""
+def competing_except_own_server(port):
+    """Competing benchmark processes, leaving out the iperf server of this very test (this port)."""
     def competing():
         return [(pid, name) for pid, name in competing_processes()
                 if not (is_iperf_server(pid) and str(port) in proc_cmdline(pid))]
-    try:
-        done, notes = apply_guards(module.params.get('guards'), competing=competing)
-    except GuardError as e:
-        module.fail_json(msg=str(e))
-    params['guards'] = done
-    warnings.extend(notes)
+    return competing
 
 
 def _ctx(result):
@@ -344,7 +338,7 @@ def client_main(module, p):
             if err:
                 module.fail_json(msg=err, **result)
             result['pid'] = proc.pid
-        start_measurement(module, params, warnings, port)
+        start_measurement(module, params, warnings, competing=competing_except_own_server(port))
         started = utc_now()
         res = run(module, argv)
         if version == 3:
