@@ -63,7 +63,8 @@ from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, new_run_id
 
 COLLECTION_VERSION = '0.1.0'
@@ -178,8 +179,7 @@ class CallbackModule(CallbackBase):
                     matrix=(self.plan or {}).get('name'), collection_version=COLLECTION_VERSION,
                     status=status, invalid=self.invalid, failed=self.failed)
         doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)
-        self.rundir.write_json('results.json', doc)
-        report = self.rundir.write_text('report.md', render_markdown(analysis, meta))
+        report = write_reports(self.rundir, doc)['report.md']
         self.rundir.link_latest()
         if self.get_option('summary') and analysis['benchmarks']:
             self._display.display('\nbenchlab summary (%d records, run %s)\n%s' % (
