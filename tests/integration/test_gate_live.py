@@ -1,0 +1,172 @@
+"""The variance gate, live: a cell made noisy on purpose runs to the cap and is flagged; a quiet
+cell stops at the default count.
+
+Two small ext4 filesystems on loop devices whose images live in /dev/shm, so reading them costs
+memory speed and does not depend on this VM's disk. The playbook runs inside a blkio cgroup of
+the test's own (cgroup v1 here; blkio.throttle is the same mechanism as v2's io.max). A watcher
+thread sees each fio process of the noisy cell start and throttles that cell's loop device for
+every other run (a competing load with a known pattern: a run either shares the device with
+the throttle or does not). Throttling is per device, so the quiet cell is never touched.
+The noise pattern is deterministic, so the test is not flaky: runs alternate between about
+150 and tens of thousands of IOPS, a CV near 100%, far above max_cv 0.5.
+"""
+
+import os
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import BIN, REPO, load_run, run_dirs
+
+BLKIO = Path('/sys/fs/cgroup/blkio')
+MAX_REPS = 6
+THROTTLED_IOPS = 150
+
+
+def sh(*argv):
+    return subprocess.run([str(a) for a in argv], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def devices(tmp_path):
+    """Two 64 MiB ext4 loop filesystems backed by /dev/shm: {'quiet': (mnt, maj:min), 'noisy': ...}."""
+    made, mounts, images = [], [], []
+    try:
+        out = {}
+        for name in ('quiet', 'noisy'):
+            image = Path(tempfile.mkstemp(prefix='benchlab-gate-%s-' % name, dir='/dev/shm')[1])
+            images.append(image)
+            os.truncate(image, 64 * 1024 ** 2)
+            dev = sh('losetup', '--find', '--show', image)
+            made.append(dev)
+            sh('mkfs.ext4', '-q', dev)
+            mnt = Path(tempfile.mkdtemp(prefix='benchlab-gate-%s-' % name))
+            sh('mount', dev, mnt)
+            mounts.append(mnt)
+            out[name] = (str(mnt), sh('lsblk', '-dno', 'MAJ:MIN', dev).strip())
+        yield out
+    finally:
+        for mnt in mounts:
+            subprocess.run(['umount', str(mnt)], check=False, capture_output=True)
+            mnt.rmdir()
+        for dev in made:
+            subprocess.run(['losetup', '-d', dev], check=False, capture_output=True)
+        for image in images:
+            image.unlink()
+
+
+@pytest.fixture
+def cgroup():
+    if not (BLKIO / 'blkio.throttle.read_iops_device').exists():
+        pytest.skip('no cgroup v1 blkio throttling on this machine')
+    group = BLKIO / ('benchlab-gate-%d' % os.getpid())
+    group.mkdir()
+    try:
+        yield group
+    finally:
+        for _i in range(50):  # the playbook's processes have exited; the group empties
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def fio_pids(mountpoint):
+    """PIDs of fio processes working under mountpoint."""
+    pids = set()
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as f:
+                argv = f.read().split(b'\0')
+        except OSError:
+            continue
+        if argv and os.path.basename(argv[0]) == b'fio' and any(mountpoint.encode() in a for a in argv):
+            pids.add(int(entry))
+    return pids
+
+
+class Noise(threading.Thread):
+    """Throttles the noisy device for every other fio run in it (the 1st, 3rd, ...)."""
+
+    def __init__(self, group, majmin, mountpoint):
+        super().__init__(daemon=True)
+        self.group, self.majmin, self.mountpoint = group, majmin, mountpoint
+        self.stop = threading.Event()
+        self.runs = 0
+        self.throttled = []
+
+    def limit(self, iops):
+        (self.group / 'blkio.throttle.read_iops_device').write_text('%s %d\n' % (self.majmin, iops))
+
+    def run(self):
+        seen = set()
+        while not self.stop.is_set():
+            pids = fio_pids(self.mountpoint)
+            new = pids - seen
+            # fio forks a job process: a run is a new fio whose parent is not a fio we know
+            if new and not (pids & seen):
+                self.runs += 1
+                throttle = self.runs % 2 == 1
+                self.limit(THROTTLED_IOPS if throttle else 0)
+                self.throttled.append(throttle)
+            seen = pids
+            time.sleep(0.02)
+        self.limit(0)
+
+
+def test_noisy_cell_runs_to_the_cap_and_is_flagged(tmp_path, env, devices, cgroup):
+    (quiet, _q), (noisy, noisy_dev) = devices['quiet'], devices['noisy']
+    matrix = {'bench_matrix': {
+        'name': 'gate-live', 'repetitions': 3, 'baseline': 'quiet',
+        'methodology': {'max_cv': 0.5, 'max_repetitions': MAX_REPS, 'cooldown_s': 0, 'quiesce': False},
+        'cells': [{'name': 'quiet', 'host': 'localhost', 'path': quiet, 'labels': {'storage': 'loop-shm'}},
+                  {'name': 'noisy', 'host': 'localhost', 'path': noisy, 'labels': {'storage': 'loop-shm-throttled'}}],
+        'benchmarks': [{'name': 'fio-randread', 'tool': 'fio',
+                        'params': {'rw': 'randread', 'bs': '4k', 'size': '16M', 'runtime': 2, 'time_based': True,
+                                   'direct': True}}]}}
+    (tmp_path / 'matrix.yml').write_text(yaml.safe_dump(matrix))
+    noise = Noise(cgroup, noisy_dev, noisy)
+    noise.start()
+
+    # the shell joins the cgroup, then becomes ansible-playbook: every process it starts is inside
+    argv = ['sh', '-c', 'echo $$ > "$0" && exec "$@"', str(cgroup / 'cgroup.procs'), str(BIN / 'ansible-playbook'),
+            'playbooks/bench.yml', '-i', 'inventories/local', '-e', '@%s' % (tmp_path / 'matrix.yml'),
+            '-e', 'bench_install_tools=false']
+    try:
+        proc = subprocess.run(argv, cwd=str(REPO), env=env, capture_output=True, text=True, timeout=900, check=False)
+    finally:
+        noise.stop.set()
+        noise.join()
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    results, jsonl = load_run(run_dir)
+    (bench,) = results['analysis']['benchmarks']
+    cells = {c['cell']: c for c in bench['cells']}
+    per_cell = {name: [r for r in jsonl if r['labels']['cell'] == name] for name in ('quiet', 'noisy')}
+
+    # the noise really happened: every other noisy run throttled, and it shows in the numbers
+    assert noise.runs == len(per_cell['noisy']) and noise.throttled[:2] == [True, False]
+    iops = [r['metrics']['read_iops']['value'] for r in per_cell['noisy']]
+    assert max(iops) > 10 * min(iops), iops
+
+    # the noisy cell: runs added up to the cap, never beyond it; the gate is not met and flagged
+    noisy_gate = cells['noisy']['gate']
+    assert len(per_cell['noisy']) == MAX_REPS == noisy_gate['n']
+    assert noisy_gate['met'] is False and noisy_gate['capped'] is True and noisy_gate['cv'] > 0.5
+    flags = [f['code'] for f in cells['noisy']['flags']]
+    assert 'gate_not_met' in flags, cells['noisy']['flags']
+
+    # the quiet cell stopped at the default count with its gate met
+    quiet_gate = cells['quiet']['gate']
+    assert len(per_cell['quiet']) == 3 == quiet_gate['n'], [r['metrics']['read_iops']['value'] for r in per_cell['quiet']]
+    assert quiet_gate['met'] is True and quiet_gate['cv'] <= 0.5
+    assert 'gate_not_met' not in [f['code'] for f in cells['quiet']['flags']]
+    assert '`gate_not_met`' in (run_dir / 'report.md').read_text()
