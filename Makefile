@@ -11,12 +11,12 @@ SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: bench test setup venv tools sanity lint units integration build clean
+.PHONY: bench test setup venv tools sanity lint units fuzz integration build clean
 
 bench: setup
 	$(BIN)/ansible-playbook playbooks/bench.yml -i inventories/local
 
-test: setup sanity lint units integration
+test: setup sanity lint units fuzz integration
 
 setup: venv $(COLL_LINK) tools
 
@@ -51,6 +51,11 @@ lint: venv $(COLL_LINK)
 
 units: venv $(COLL_LINK)
 	$(BIN)/python -m pytest tests/unit -q
+
+# Every parse_* filter over 10,000 generated and mutated outputs each (seeded: reproducible);
+# a finding is saved under build/fuzz-findings/ and fails the target.
+fuzz: venv $(COLL_LINK)
+	$(BIN)/python tests/fuzz/fuzz_parsers.py -n $(or $(FUZZ_N),10000)
 
 integration: setup
 	$(BIN)/python -m pytest tests/integration -q

@@ -21,11 +21,13 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import metri
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size, rate_to_mb_s
 
+# A decimal number as dd prints it (1, 1.5, .5, 1.5e-05): one dot at most, so "0.00.0" is not one.
+_NUMBER = r'(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?'
 RECORDS_RE = re.compile(r'^(?P<full>\d+)\+(?P<partial>\d+) records (?P<dir>in|out)\s*$')
 SUMMARY_RE = re.compile(
-    r'^(?P<bytes>\d+) bytes?(?: \([^)]*\))? copied, (?P<secs>[0-9.]+(?:e[-+]?\d+)?) (?:s|seconds?),'
-    r' (?P<rate>[0-9.]+(?:e[-+]?\d+)?|Infinity) ?(?P<unit>[kMGTP]?i?B/s)\s*$')
-TIME_REAL_RE = re.compile(r'^real\s+(?:(?P<m>\d+)m)?(?P<s>[0-9.]+)s\s*$')
+    r'^(?P<bytes>\d+) bytes?(?: \([^)]*\))? copied, (?P<secs>%s) (?:s|seconds?),'
+    r' (?P<rate>%s|Infinity) ?(?P<unit>[kMGTP]?i?B/s)\s*$' % (_NUMBER, _NUMBER))
+TIME_REAL_RE = re.compile(r'^real\s+(?:(?P<m>\d+)m)?(?P<s>\d+(?:\.\d*)?|\.\d+)s\s*$')
 ERROR_RE = re.compile(r'^dd: (?P<msg>.+)$')
 
 

@@ -242,6 +242,9 @@ def sysbench_record(text, test=None, tool_version=None, labels=None, params=None
     if ZERO_DATA_WARNING not in warnings:
         warnings.append(ZERO_DATA_WARNING)
     metrics = sysbench_metrics(parsed, warnings)
+    if not metrics:
+        raise SysbenchParseError('sysbench printed none of the figures its %s mode reports (reads/s, writes/s, '
+                                 'fsyncs/s, latency): the output is cut or altered' % (parsed['mode'] or 'fileio'))
     return new_record('sysbench', test or parsed['mode'] or 'fileio', metrics,
                       tool_version=tool_version or parsed['version'], labels=labels, params=params,
                       warnings=warnings, raw_tail=tail(text, 15), **extra)

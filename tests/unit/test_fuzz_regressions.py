@@ -1,0 +1,20 @@
+"""Inputs the fuzzer (tests/fuzz/fuzz_parsers.py) once found breaking a parser, replayed."""
+
+from pathlib import Path
+
+import pytest
+
+from test_parse_filters_fuzz import check
+
+REGRESSIONS = sorted((Path(__file__).resolve().parents[1] / 'fuzz' / 'regressions').glob('parse_*.txt'))
+
+
+def test_there_are_regression_inputs():
+    assert len(REGRESSIONS) >= 3
+
+
+@pytest.mark.parametrize('path', REGRESSIONS, ids=lambda p: p.name)
+def test_finding_now_keeps_the_contract(path):
+    name = path.name.split('-')[0]
+    # the contract: records valid against the schema, or the filter's own error naming the tool
+    check(name, path.read_text())
