@@ -8,7 +8,11 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import secrets
+
+# A run id is one path component: no separators, no '..', nothing a shell or a URL would mangle.
+RUN_ID_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$')
 
 
 def new_run_id(now=None):
@@ -20,6 +24,9 @@ class RunDir(object):
     """One run's directory, created (0700) on first use."""
 
     def __init__(self, base, run_id):
+        if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id) or '..' in run_id:
+            raise ValueError('run_id %r: use letters, digits, ".", "_" and "-" only (one directory name, at most 128 '
+                             'characters, no "..")' % (run_id,))
         self.base = base
         self.run_id = run_id
         self.path = os.path.join(base, run_id)
