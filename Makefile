@@ -11,7 +11,7 @@ SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: bench test setup venv tools sanity lint units fuzz integration build clean
+.PHONY: bench test setup venv tools sanity lint units fuzz integration perf build clean
 
 bench: setup
 	$(BIN)/ansible-playbook playbooks/bench.yml -i inventories/local
@@ -59,6 +59,11 @@ fuzz: venv $(COLL_LINK)
 
 integration: setup
 	$(BIN)/python -m pytest tests/integration -q
+
+# The performance figures (a benchmark, not a test): fidelity of dd/fio through the modules,
+# playbook overhead per cell, the 100,000-record report. Writes perf/results.json.
+perf: setup
+	$(BIN)/python perf/perf.py
 
 build: venv
 	mkdir -p build && $(BIN)/ansible-galaxy collection build --force --output-path build .
