@@ -18,6 +18,7 @@ def ansible_env(tmp_path, **extra):
     env = dict(os.environ)
     env.update(ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1',
                BENCHLAB_REPORT_DIR=str(tmp_path / 'runs'),
+               BENCHLAB_HISTORY_DB=str(tmp_path / 'history.sqlite'),
                PATH='%s:%s' % (BIN, env.get('PATH', '')))
     env.update(extra)
     return env

@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""benchlab.bench.compare_runs: two stored runs -> the comparison report and the regression gate.
+
+Runs on the controller only (the history and the report files are the controller's); the
+documentation is in plugins/modules/compare_runs.py."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible import constants as C
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, load_run, resolve_db_path
+from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import CompareError, compare_runs, describe
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+
+CALLBACK = 'benchlab.bench.report'
+
+ARGUMENT_SPEC = dict(
+    baseline=dict(type='str', required=True),
+    candidate=dict(type='str', default='latest'),
+    history_db=dict(type='path'),
+    output_dir=dict(type='path'),
+    regression_threshold=dict(type='float', default=5.0),
+    fail_on_regression=dict(type='bool', default=False),
+    metrics=dict(type='list', elements='str'),
+)
+
+
+def callback_option(name):
+    """The report callback's setting (ini or env), so compare.yml reads the history the runs went to."""
+    try:
+        from ansible.plugins.loader import callback_loader
+        cls = callback_loader.get(CALLBACK, class_only=True)  # registers the callback's option definitions
+        return C.config.get_config_value(name, plugin_type='callback', plugin_name=getattr(cls, '_load_name', CALLBACK))
+    except Exception:  # pylint: disable=broad-except
+        return None
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if args['regression_threshold'] < 0:
+            raise AnsibleActionFail('regression_threshold must be >= 0 (percent), got %s' % args['regression_threshold'])
+        db = resolve_db_path(args['history_db'] or os.environ.get('BENCHLAB_HISTORY_DB') or callback_option('history_db'))
+        if db is None:
+            raise AnsibleActionFail('the history is turned off (history_db=off): set history_db to the database '
+                                    'the runs were stored in')
+        try:
+            docs = dict((side, load_run(db, args[side])) for side in ('baseline', 'candidate'))
+            labels = dict((side, args[side]) for side in docs if args[side] != docs[side]['run_id'])
+            doc = compare_runs(docs['baseline'], docs['candidate'], args['regression_threshold'],
+                               metrics=args['metrics'], labels=labels)
+        except (HistoryError, CompareError) as e:
+            raise AnsibleActionFail('compare_runs: %s' % e)
+        base = args['output_dir'] or os.environ.get('BENCHLAB_REPORT_DIR') or callback_option('output_dir') or 'benchlab-runs'
+        rundir = RunDir(os.path.abspath(os.path.expanduser(base)), doc['run_id'])
+        comparison = doc['comparison']
+        files = {}
+        changed = False
+        if not self._task.check_mode:
+            before = _read(os.path.join(rundir.path, 'results.json'))
+            files = write_reports(rundir, doc)
+            changed = before != _read(os.path.join(rundir.path, 'results.json'))
+        regressions = comparison['regressions']
+        lines = ['benchlab compare: candidate %s vs baseline %s, threshold %.4g%%: %s' % (
+            docs['candidate']['run_id'], docs['baseline']['run_id'], args['regression_threshold'],
+            ('%d regression(s)' % len(regressions)) if regressions else 'no regression')]
+        lines += ['  REGRESSION %s' % describe(r) for r in regressions]
+        if comparison['too_little_data']:
+            lines.append('  %d metric(s) not judged: too little data (run at least 2 repetitions), e.g. %s %s %s' % (
+                len(comparison['too_little_data']), comparison['too_little_data'][0]['benchmark'],
+                comparison['too_little_data'][0]['cell'], comparison['too_little_data'][0]['metric']))
+        if comparison['missing']:
+            lines.append('  missing in the candidate run: %s' % '; '.join(
+                ' '.join(str(m[k]) for k in ('benchmark', 'cell', 'metric') if k in m) for m in comparison['missing'][:10]))
+        where = files.get('report.md') or rundir.path
+        lines.append('  report: %s%s' % (where, ' (check mode: not written)' if self._task.check_mode else ''))
+        result.update(changed=changed, report_dir=rundir.path, files=files, baseline_run=docs['baseline']['run_id'],
+                      candidate_run=docs['candidate']['run_id'], regressions=regressions,
+                      too_little_data=comparison['too_little_data'], missing=comparison['missing'],
+                      history_db=db, msg='\n'.join(lines))
+        if args['fail_on_regression'] and regressions:
+            result['failed'] = True
+            result['msg'] = 'benchlab regression gate: %d metric(s) regressed beyond %.4g%%:\n%s' % (
+                len(regressions), args['regression_threshold'], result['msg'])
+        return result
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,137 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: compare_runs
+short_description: Compare two stored benchmark runs and gate on regressions
+version_added: 0.1.0
+description:
+  - Loads two runs from the history database the C(benchlab.bench.report) callback fills at the end
+    of every run, compares them metric by metric and writes the same report files a run has
+    (C(results.json), C(report.md) and the other formats) into a new run directory
+    C(<output_dir>/compare-<candidate run id>-vs-<baseline run id>). Nothing is re-run.
+  - Each table holds one benchmark in one cell, with the cell of the baseline run as the baseline
+    column (C(<cell> @ baseline)) and the same cell of the candidate run next to it
+    (C(<cell> @ candidate)); each value is compared with Welch's t-test (delta %, its confidence
+    interval, p).
+  - A metric is a B(regression) when the candidate is significantly worse than the baseline
+    (p < 0.05, in the direction the metric's C(better) says) B(and) worse by more than
+    O(regression_threshold) percent of the baseline mean. Metrics with fewer than two values on a side
+    cannot be judged and are listed as C(too_little_data).
+  - The action runs on the controller; C(benchlab.bench.compare) (C(playbooks/compare.yml)) wraps it.
+author:
+  - benchlab.bench maintainers (@benchlab)
+options:
+  baseline:
+    description:
+      - The baseline run - a run id, a unique prefix of one, V(latest), or a label - the run label
+        given with the callback option C(run_label) (env C(BENCHLAB_RUN_LABEL)) or the matrix name. A
+        label means the newest complete run carrying it.
+    type: str
+    required: true
+  candidate:
+    description: The candidate run, referenced like O(baseline).
+    type: str
+    default: latest
+  history_db:
+    description:
+      - The history database. By default the callback's C(history_db) setting (env
+        C(BENCHLAB_HISTORY_DB), ini C([callback_benchlab_report] history_db)), else
+        C($XDG_DATA_HOME/benchlab/history.sqlite) (C(~/.local/share/benchlab/history.sqlite)).
+    type: path
+  output_dir:
+    description:
+      - Directory that receives the comparison's run directory. By default the callback's
+        C(output_dir) (env C(BENCHLAB_REPORT_DIR)), else C(benchlab-runs) in the current directory.
+    type: path
+  regression_threshold:
+    description: How much worse than the baseline, in percent of its mean, a significant change must be to count as a regression.
+    type: float
+    default: 5.0
+  fail_on_regression:
+    description: Fail (after writing the report) when any metric regressed - the CI gate.
+    type: bool
+    default: false
+  metrics:
+    description: Judge only these metric names (for example V(throughput)); all metrics by default.
+    type: list
+    elements: str
+attributes:
+  check_mode:
+    support: full
+    description: Compares and returns the regressions without writing the report files.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  action:
+    support: full
+    description: An action plugin of the same name does the work on the controller.
+notes:
+  - The report files are written again (same directory) when the same two runs are compared again;
+    C(changed) is true only when their content changed.
+seealso:
+  - plugin: benchlab.bench.report
+    plugin_type: callback
+'''
+
+EXAMPLES = r'''
+- name: Compare tonight's run with the last run labelled "release-1.2" and fail on a >5 % regression
+  benchlab.bench.compare_runs:
+    baseline: release-1.2
+    candidate: latest
+    regression_threshold: 5
+    fail_on_regression: true
+
+- name: Compare two run ids from a team share, judging only the throughput
+  benchlab.bench.compare_runs:
+    baseline: 20261201T220000Z-4f2a1c
+    candidate: 20261202T220000Z-9b0e33
+    history_db: /srv/team/benchlab/history.sqlite
+    metrics: [throughput]
+  register: cmp
+'''
+
+RETURN = r'''
+report_dir:
+  description: The comparison's run directory.
+  returned: always
+  type: str
+  sample: /home/me/proj/benchlab-runs/compare-20261202T220000Z-9b0e33-vs-20261201T220000Z-4f2a1c
+files:
+  description: The report files written, by name (empty in check mode).
+  returned: always
+  type: dict
+  sample: {"report.md": "/home/me/proj/benchlab-runs/compare-.../report.md"}
+baseline_run:
+  description: The baseline run id the reference resolved to.
+  returned: always
+  type: str
+candidate_run:
+  description: The candidate run id the reference resolved to.
+  returned: always
+  type: str
+regressions:
+  description: The regressed metrics, worst first.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {benchmark: dd-write, cell: host-rootfs, metric: throughput, unit: MB/s, better: higher,
+       baseline_mean: 180.2, candidate_mean: 2.1, delta_pct: -98.8, ci_pct: [-99.1, -98.5], p: 0.0001,
+       baseline_n: 3, candidate_n: 3, threshold_pct: 5.0}
+too_little_data:
+  description: Metrics that could not be judged (fewer than two values on a side).
+  returned: always
+  type: list
+  elements: dict
+missing:
+  description: Benchmarks, cells or metrics of the baseline run that the candidate run lacks.
+  returned: always
+  type: list
+  elements: dict
+'''
