@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: run_state
+short_description: What an earlier attempt of a run left in its run directory
+version_added: 0.1.0
+description:
+  - Reads C(plan.json) and C(results.jsonl) of the run directory C(<base>/<run id>) the report
+    callback (C(benchlab.bench.report)) writes, for resuming that run with
+    C(benchlab.bench.resume_plan).
+  - A line of C(results.jsonl) that is not valid JSON (the last one, when the machine died while
+    writing it) is skipped and counted, never fatal.
+options:
+  _terms:
+    description: The run id (one directory name).
+    required: true
+    type: list
+    elements: str
+  base:
+    description:
+      - The directory holding the run directories.
+      - Default is the report callback's, E(BENCHLAB_REPORT_DIR) or C(./benchlab-runs).
+    type: str
+    env:
+      - name: BENCHLAB_REPORT_DIR
+author:
+  - benchlab.bench maintainers (@benchlab)
+'''
+
+EXAMPLES = r'''
+- name: Resume run 20261202T101500Z-a1b2c3
+  ansible.builtin.set_fact:
+    bench_plan: "{{ bench_plan | benchlab.bench.resume_plan(state.plan, state.records, state.run_id) }}"
+  vars:
+    state: "{{ lookup('benchlab.bench.run_state', '20261202T101500Z-a1b2c3') }}"
+'''
+
+RETURN = r'''
+_raw:
+  description: One dict per run id.
+  type: list
+  elements: dict
+  contains:
+    run_id:
+      description: The run id.
+      type: str
+    path:
+      description: The run directory.
+      type: str
+    found:
+      description: Whether the run directory holds a C(results.jsonl).
+      type: bool
+    plan:
+      description: The plan of the earlier attempt (C(plan.json)), or null.
+      type: dict
+    records:
+      description: The records of C(results.jsonl).
+      type: list
+      elements: dict
+    unreadable_lines:
+      description: Lines of C(results.jsonl) that were not valid JSON and were skipped.
+      type: int
+'''
+
+import json
+import os
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+
+
+class LookupModule(LookupBase):
+
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        base = os.path.abspath(self.get_option('base') or 'benchlab-runs')
+        out = []
+        for run_id in terms:
+            try:
+                path = RunDir(base, run_id).path
+            except ValueError as e:
+                raise AnsibleLookupError('run_state: %s' % e)
+            state = dict(run_id=run_id, path=path, found=False, plan=None, records=[], unreadable_lines=0)
+            jsonl = os.path.join(path, 'results.jsonl')
+            if os.path.isfile(jsonl):
+                state['found'] = True
+                with open(jsonl, encoding='utf-8') as f:
+                    for line in f:
+                        try:
+                            state['records'].append(json.loads(line))
+                        except ValueError:
+                            state['unreadable_lines'] += 1
+            plan = os.path.join(path, 'plan.json')
+            if os.path.isfile(plan):
+                try:
+                    with open(plan, encoding='utf-8') as f:
+                        state['plan'] = json.load(f)
+                except ValueError as e:
+                    raise AnsibleLookupError('run_state: %s is not valid JSON: %s' % (plan, e))
+            out.append(state)
+        return out

@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Resuming a run: which runs of a plan are already in the run directory. Pure functions.
+
+Every (benchmark, cell) of a plan has a stable key: a hash of the cell (host, path, labels) and
+of the benchmark (tool, parameters, methodology). Records of an earlier attempt of the same run
+count only where the key is unchanged, so a resumed run never mixes a cell measured one way
+with the same cell measured another way. The tool version is not in the key (it is known only
+after a run): it is recorded in every record and the report lists each version a benchmark ran
+with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, counted
+
+_CELL_KEYS = ('host', 'path', 'labels')
+_BENCH_KEYS = ('tool', 'params', 'methodology')
+
+
+def cell_key(cell, benchmark):
+    """The stable key of one (benchmark, cell) of a plan."""
+    doc = {'cell': dict((k, cell.get(k)) for k in _CELL_KEYS), 'benchmark': dict((k, benchmark.get(k)) for k in _BENCH_KEYS)}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode('utf-8')).hexdigest()[:16]
+
+
+def plan_keys(plan):
+    """{(benchmark name, cell name): key} for every pair the plan runs."""
+    cells = dict((c['name'], c) for c in plan.get('cells') or [])
+    keys = {}
+    for b in plan.get('benchmarks') or []:
+        for name in b.get('cells') or list(cells):
+            if name in cells:
+                keys[(b['name'], name)] = cell_key(cells[name], b)
+    return keys
+
+
+def runs_done(records, plan):
+    """{(benchmark, cell): counted runs in records} for the pairs of plan. A run that gave several
+    series (dbench client counts, compress and decompress) counts once, and only when complete:
+    the smallest series, so a run cut short between two series is measured again."""
+    series = {}
+    for r in records:
+        labels = r.get('labels') or {}
+        pair = (labels.get('benchmark'), labels.get('cell'))
+        if counted(r):
+            per = series.setdefault(pair, {})
+            key = benchmark_of(r)
+            per[key] = per.get(key, 0) + 1
+    keys = plan_keys(plan)
+    return dict((pair, min(per.values())) for pair, per in series.items() if pair in keys)
+
+
+def resume_plan(plan, previous_plan, records, run_id=None):
+    """The plan without the runs `records` (of an earlier attempt with `previous_plan`) already hold.
+
+    Returns a copy of plan whose runs are the ones still to do, with `resume`: {run_id, skipped,
+    done: [{benchmark, cell, runs}], changed: [pairs whose definition changed, measured again],
+    records: the earlier records that still count (the variance gate needs them)}."""
+    new_keys = plan_keys(plan)
+    old_keys = plan_keys(previous_plan or {})
+    done = runs_done(records, plan)
+    changed = sorted(p for p in done if old_keys.get(p) != new_keys[p])
+    for p in changed:
+        del done[p]
+    runs, skipped = [], 0
+    for run in plan['runs']:
+        n = done.get((run['benchmark'], run['cell']), 0)
+        if n and (run['repetition'] <= n or run['guards'].get('warmup')):
+            skipped += 1
+            continue
+        runs.append(run)
+    kept = [r for r in records
+            if ((r.get('labels') or {}).get('benchmark'), (r.get('labels') or {}).get('cell')) in done]
+    out = dict(plan, runs=runs)
+    out['resume'] = {'run_id': run_id, 'skipped': skipped, 'changed': [list(p) for p in changed],
+                     'done': [{'benchmark': b, 'cell': c, 'runs': n} for (b, c), n in sorted(done.items())],
+                     'records': kept}
+    return out
