@@ -1,0 +1,129 @@
+"""SSH hosts on this machine: network namespaces on a test bridge, each with its own sshd.
+
+    with ssh_hosts(16, tmp_dir) as fleet:
+        fleet.hosts      # {'node01': '198.19.250.11', ...}
+        fleet.inventory(names)   # an inventory dict reaching them over real SSH
+        fleet.cut('node01')      # make a host unreachable: stop its sshd, take its link down
+
+The namespaces share this machine's filesystem. Everything made (namespaces, veths, the bridge,
+sshd processes and Ansible's ssh control masters for these hosts) is removed on exit, also when
+the body fails.
+"""
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+NET = '198.19.250.'
+BRIDGE = 'bl9br0'
+
+
+def sh(*argv, check=True):
+    return subprocess.run([str(a) for a in argv], check=check, capture_output=True, text=True)
+
+
+def _port_open(ip):
+    return sh('bash', '-c', 'exec 3<>/dev/tcp/%s/22' % ip, check=False).returncode == 0
+
+
+class Fleet(object):
+    def __init__(self, tmp):
+        self.tmp = Path(tmp)
+        self.hosts = {}
+        self.namespaces = {}
+        self.sshd = {}
+        self.key = self.tmp / 'id_ed25519'
+        self.control = self.tmp / 'cp'
+
+    def inventory(self, names=None):
+        names = sorted(self.hosts) if names is None else names
+        return {'all': {'hosts': {h: {'ansible_host': self.hosts[h]} for h in names}, 'vars': {
+            'ansible_user': 'root', 'ansible_ssh_private_key_file': str(self.key),
+            'ansible_python_interpreter': '/usr/bin/python3',
+            'ansible_ssh_common_args': '-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'}}}
+
+    def env(self):
+        """Environment entries for ansible-playbook: ssh control masters kept in the fleet's dir."""
+        return {'ANSIBLE_SSH_CONTROL_PATH_DIR': str(self.control), 'ANSIBLE_HOST_KEY_CHECKING': 'False'}
+
+    def cut(self, name):
+        """The host becomes unreachable: its sshd stops and its link goes down."""
+        proc = self.sshd.pop(name, None)
+        if proc:
+            proc.terminate()
+            proc.wait(timeout=10)
+        sh('ip', 'netns', 'exec', self.namespaces[name], 'ip', 'link', 'set', 'eth0', 'down', check=False)
+        self._kill_control_masters()
+
+    def _kill_control_masters(self):
+        marker = str(self.control).encode()
+        for entry in os.listdir('/proc'):
+            if not entry.isdigit():
+                continue
+            try:
+                cmd = Path('/proc/%s/cmdline' % entry).read_bytes()
+            except OSError:
+                continue
+            if marker in cmd:
+                try:
+                    os.kill(int(entry), signal.SIGTERM)
+                except OSError:
+                    pass
+
+
+@contextlib.contextmanager
+def ssh_hosts(n, tmp):
+    fleet = Fleet(tmp)
+    tmp = fleet.tmp
+    sh('ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', fleet.key)
+    hostkey = tmp / 'host_ed25519'
+    sh('ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', hostkey)
+    auth = tmp / 'authorized_keys'
+    auth.write_text((tmp / 'id_ed25519.pub').read_text())
+    auth.chmod(0o600)
+    Path('/run/sshd').mkdir(mode=0o755, exist_ok=True)
+    try:
+        sh('ip', 'link', 'add', BRIDGE, 'type', 'bridge')
+        sh('ip', 'addr', 'add', NET + '1/24', 'dev', BRIDGE)
+        sh('ip', 'link', 'set', BRIDGE, 'up')
+        for i in range(1, n + 1):
+            name, ns, ip = 'node%02d' % i, 'bl9-h%d' % i, NET + str(10 + i)
+            sh('ip', 'netns', 'add', ns)
+            fleet.namespaces[name] = ns
+            sh('ip', 'link', 'add', 'bl9v%d' % i, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns)
+            sh('ip', 'link', 'set', 'bl9v%d' % i, 'master', BRIDGE, 'up')
+            sh('ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', ip + '/24', 'dev', 'eth0')
+            sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', 'eth0', 'up')
+            sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up')
+            cfg = tmp / ('sshd-%d.conf' % i)
+            cfg.write_text('\n'.join([
+                'ListenAddress %s' % ip, 'Port 22', 'HostKey %s' % hostkey, 'AuthorizedKeysFile %s' % auth,
+                'PermitRootLogin prohibit-password', 'PasswordAuthentication no', 'KbdInteractiveAuthentication no',
+                'UsePAM no', 'PidFile %s' % (tmp / ('sshd-%d.pid' % i)), 'StrictModes no', 'MaxStartups 100',
+                'MaxSessions 50', 'Subsystem sftp internal-sftp', '']))
+            with open(tmp / ('sshd-%d.log' % i), 'w') as log:
+                fleet.sshd[name] = subprocess.Popen(['ip', 'netns', 'exec', ns, '/usr/sbin/sshd', '-D', '-e', '-f', str(cfg)],
+                                                    stdout=subprocess.DEVNULL, stderr=log)
+            fleet.hosts[name] = ip
+        deadline = time.monotonic() + 30
+        for name, ip in fleet.hosts.items():
+            while not _port_open(ip):
+                if time.monotonic() > deadline:
+                    raise AssertionError('sshd of %s (%s) did not come up' % (name, ip))
+                time.sleep(0.2)
+        yield fleet
+    finally:
+        for proc in fleet.sshd.values():
+            proc.terminate()
+        for proc in fleet.sshd.values():
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        fleet._kill_control_masters()  # pylint: disable=protected-access
+        for ns in fleet.namespaces.values():
+            sh('ip', 'netns', 'del', ns, check=False)
+        sh('ip', 'link', 'del', BRIDGE, check=False)
