@@ -39,20 +39,33 @@ def plan_keys(plan):
     return keys
 
 
-def runs_done(records, plan):
-    """{(benchmark, cell): counted runs in records} for the pairs of plan. A run that gave several
-    series (dbench client counts, compress and decompress) counts once, and only when complete:
-    the smallest series, so a run cut short between two series is measured again."""
+def pair_of(record):
+    labels = record.get('labels') or {}
+    return (labels.get('benchmark'), labels.get('cell'))
+
+
+def still_counts(record, new_keys, old_keys):
+    """Whether an earlier record was measured the way the plan measures its pair now: by the
+    cell_key the report callback stamps on every stored record, or, for a record without one,
+    by the earlier attempt's plan."""
+    pair = pair_of(record)
+    if pair not in new_keys:
+        return False
+    key = record.get('cell_key') or old_keys.get(pair)
+    return key == new_keys[pair]
+
+
+def runs_done(records):
+    """{(benchmark, cell): counted runs in records}. A run that gave several series (dbench client
+    counts, compress and decompress) counts once, and only when complete: the smallest series, so
+    a run cut short between two series is measured again."""
     series = {}
     for r in records:
-        labels = r.get('labels') or {}
-        pair = (labels.get('benchmark'), labels.get('cell'))
         if counted(r):
-            per = series.setdefault(pair, {})
+            per = series.setdefault(pair_of(r), {})
             key = benchmark_of(r)
             per[key] = per.get(key, 0) + 1
-    keys = plan_keys(plan)
-    return dict((pair, min(per.values())) for pair, per in series.items() if pair in keys)
+    return dict((pair, min(per.values())) for pair, per in series.items())
 
 
 def resume_plan(plan, previous_plan, records, run_id=None):
@@ -63,10 +76,9 @@ def resume_plan(plan, previous_plan, records, run_id=None):
     records: the earlier records that still count (the variance gate needs them)}."""
     new_keys = plan_keys(plan)
     old_keys = plan_keys(previous_plan or {})
-    done = runs_done(records, plan)
-    changed = sorted(p for p in done if old_keys.get(p) != new_keys[p])
-    for p in changed:
-        del done[p]
+    kept = [r for r in records if still_counts(r, new_keys, old_keys)]
+    done = runs_done(kept)
+    changed = sorted(set(pair_of(r) for r in records if pair_of(r) in new_keys) - set(done))
     runs, skipped = [], 0
     for run in plan['runs']:
         n = done.get((run['benchmark'], run['cell']), 0)
@@ -74,8 +86,6 @@ def resume_plan(plan, previous_plan, records, run_id=None):
             skipped += 1
             continue
         runs.append(run)
-    kept = [r for r in records
-            if ((r.get('labels') or {}).get('benchmark'), (r.get('labels') or {}).get('cell')) in done]
     out = dict(plan, runs=runs)
     out['resume'] = {'run_id': run_id, 'skipped': skipped, 'changed': [list(p) for p in changed],
                      'done': [{'benchmark': b, 'cell': c, 'runs': n} for (b, c), n in sorted(done.items())],

@@ -96,3 +96,19 @@ def test_filter_errors_name_the_problem():
         resume_filter(plan(), None, 'nope')
     with pytest.raises(AnsibleFilterError, match='previous_plan must be'):
         resume_filter(plan(), 'nope', [])
+
+
+def test_stamped_cell_key_wins_over_the_previous_plan():
+    """Attempt 1 measured size 8M, attempt 2 (16M) re-measured and rewrote plan.json; attempt 3
+    (16M) must count only attempt 2's records, whatever plan.json says."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+    old = plan()
+    matrix = copy.deepcopy(MATRIX)
+    matrix['benchmarks'][0]['params']['size'] = '16M'
+    new = plan(matrix)
+    k_old, k_new = plan_keys(old)[('dd-write', 'a')], plan_keys(new)[('dd-write', 'a')]
+    records = [dict(rec('dd-write', 'a', 'h1'), cell_key=k_old) for _i in range(3)] + \
+              [dict(rec('dd-write', 'a', 'h1'), cell_key=k_new)]
+    out = resume_plan(new, new, records, 'run-1')
+    assert {d['benchmark'] + '/' + d['cell']: d['runs'] for d in out['resume']['done']} == {'dd-write/a': 1}
+    assert len(out['resume']['records']) == 1
