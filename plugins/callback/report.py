@@ -13,9 +13,16 @@ description:
   - Collects every C(bench_result) (and C(bench_results)) a task returns, validates it against the
     collection's record schema and appends it to C(results.jsonl) in the run directory the moment it
     arrives.
-  - At the end of the playbook writes C(results.json) (records, environment and analysis) and
-    C(report.md) (per benchmark a table with one row per cell and one column per metric, giving the
-    mean, min–max over the repetitions and the difference to the baseline cell) and prints a summary.
+  - At the end of the playbook writes, all from one analysis, C(results.json) (records, environment,
+    plan and analysis; valid against the collection's C(results-v1.json) schema), C(results.csv) (one
+    row per record and metric), C(report.md) and C(report.html) (one self-contained file with inline
+    SVG charts). The reports show the header, the environment per cell with the keys that differ, per
+    benchmark a side-by-side table (rows = metrics, columns = cells, baseline first, each entry
+    C(mean ± CI95 (n)) with the delta to the baseline and a significance mark), the dd table of the
+    field reports, the trap flags, the variance gate and the failed or missing cells. It prints a
+    summary that fits 100 columns.
+  - While the benchmarks run, prints one progress line per run started (index, total, elapsed time
+    and an estimate of the time left), from the C(__bench_run_progress) fact of C(benchlab.bench.bench_run).
   - The matrix (cells, baseline) is read from the C(bench_plan) fact set by C(benchlab.bench.bench);
     without it, records are grouped by tool and test and the first cell is the baseline.
   - A notification callback; enable it with C(callbacks_enabled = benchlab.bench.report). It works
@@ -43,6 +50,15 @@ options:
     ini:
       - section: callback_benchlab_report
         key: run_id
+  progress:
+    description: Print a progress line for each benchmark run started.
+    type: bool
+    default: true
+    env:
+      - name: BENCHLAB_REPORT_PROGRESS
+    ini:
+      - section: callback_benchlab_report
+        key: progress
   summary:
     description: Print the summary table at the end of the play.
     type: bool
@@ -52,18 +68,44 @@ options:
     ini:
       - section: callback_benchlab_report
         key: summary
+  history_db:
+    description:
+      - The SQLite history every finished run is stored in (by run id; storing again replaces it), for
+        C(benchlab.bench.compare) (C(playbooks/compare.yml)). A team share works (rollback journal and
+        a busy timeout, no WAL); a new file is created 0600, missing parent directories 0700.
+      - Default C($XDG_DATA_HOME/benchlab/history.sqlite), i.e. C(~/.local/share/benchlab/history.sqlite).
+        V(off) turns the history off. A failure to store is a warning; the run's files are kept.
+    type: str
+    env:
+      - name: BENCHLAB_HISTORY_DB
+    ini:
+      - section: callback_benchlab_report
+        key: history_db
+  run_label:
+    description:
+      - A label stored with the run in the history (for example V(nightly) or V(release-1.2)), so
+        C(compare.yml -e baseline=<label>) finds the newest complete run carrying it. The matrix name
+        is a label too.
+    type: str
+    env:
+      - name: BENCHLAB_RUN_LABEL
+    ini:
+      - section: callback_benchlab_report
+        key: run_label
 '''
 
 import datetime
 import getpass
 import os
+import time
 
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import resolve_db_path, store_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, new_run_id
 
@@ -95,6 +137,8 @@ class CallbackModule(CallbackBase):
         self.started = datetime.datetime.now(datetime.timezone.utc)
         self.inventory = None
         self.playbook = None
+        self.clock = time.monotonic()
+        self.run_starts = []
 
     def set_options(self, task_keys=None, var_options=None, direct=None):
         super(CallbackModule, self).set_options(task_keys=task_keys, var_options=var_options, direct=direct)
@@ -125,6 +169,8 @@ class CallbackModule(CallbackBase):
         if isinstance(facts.get('bench_plan'), dict):
             self.plan = facts['bench_plan']
             self.rundir.write_json('plan.json', self.plan)
+        if isinstance(facts.get('__bench_run_progress'), dict):
+            self._progress(facts['__bench_run_progress'])
         if isinstance(res.get('sysinfo'), dict):
             cell = (res.get('labels') or {}).get('cell') or host
             self.sysinfo['%s/%s' % (host, cell)] = dict(host=host, labels=res.get('labels') or {}, **res['sysinfo'])
@@ -138,6 +184,29 @@ class CallbackModule(CallbackBase):
                 continue
             self.records.append(stored)
             self.rundir.append_jsonl('results.jsonl', stored)
+
+    def _progress(self, run):
+        """One line per run started: `[cell 3/24] fio randread on guest-2 (loop, bridged) — elapsed
+        2m10s, ETA 6m`. The ETA is the mean time per run so far times the runs left."""
+        now = time.monotonic()
+        self.run_starts.append(now)
+        if not self.get_option('progress'):
+            return
+        index = len(self.run_starts)
+        total = max(len((self.plan or {}).get('runs') or []), index)
+        eta = None
+        if index > 1:
+            eta = (now - self.run_starts[0]) / (index - 1) * (total - index + 1)
+        labels = run.get('labels') if isinstance(run.get('labels'), dict) else {}
+        tool, bench = str(run.get('tool') or ''), str(run.get('benchmark') or '')
+        what = bench if bench.startswith(tool) else ('%s %s' % (tool, bench)).strip()
+        if run.get('test') and str(run['test']) not in what:
+            what += ' ' + str(run['test'])
+        what += ' #%s%s on %s' % (run.get('repetition'), ' (gate)' if str(run.get('gate')) == 'True' else '',
+                                  run.get('cell'))
+        if labels:
+            what += ' (%s)' % ', '.join(str(v) for v in labels.values())
+        self._display.display(progress_line(index, total, what, now - self.clock, eta))
 
     def v2_runner_on_ok(self, result):
         self._collect(result)
@@ -179,12 +248,22 @@ class CallbackModule(CallbackBase):
                     matrix=(self.plan or {}).get('name'), collection_version=COLLECTION_VERSION,
                     status=status, invalid=self.invalid, failed=self.failed)
         doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)
-        report = write_reports(self.rundir, doc)['report.md']
+        paths = write_reports(self.rundir, doc)
+        try:  # the history is a copy: failing to store warns and never costs the run's files
+            history = resolve_db_path(self.get_option('history_db'))
+            if history:
+                store_run(history, doc, label=self.get_option('run_label'))
+                self._display.display('benchlab history: run %s stored in %s' % (self.rundir.run_id, history))
+        except Exception as e:  # pylint: disable=broad-except
+            self._display.warning('benchlab.bench.report: run %s not stored in the history: %s' % (self.rundir.run_id, e))
+        report = paths['report.md']
         self.rundir.link_latest()
         if self.get_option('summary') and analysis['benchmarks']:
+            summary = render_terminal(analysis, meta=meta, plan=self.plan)
             self._display.display('\nbenchlab summary (%d records, run %s)\n%s' % (
-                len(self.records), self.rundir.run_id, render_terminal(analysis)), color=C.COLOR_OK)
+                len(self.records), self.rundir.run_id, summary), color=C.COLOR_OK)
         if self.invalid:
             self._display.display('benchlab: %d invalid record(s), listed in the report' % len(self.invalid),
                                   color=C.COLOR_WARN)
         self._display.display('benchlab report: %s' % report, color=C.COLOR_OK)
+        self._display.display('benchlab report (HTML): %s' % paths['report.html'], color=C.COLOR_OK)

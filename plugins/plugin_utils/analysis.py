@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, cell_of, counted, primary_metric, table_name
+from ansible_collections.benchlab.bench.plugins.plugin_utils.records import (
+    SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
+
+_ABSENT = object()
 
 
 def analyze(records, plan=None, environment=None):
@@ -23,12 +26,24 @@ def analyze(records, plan=None, environment=None):
     benchmarks = []
     index = {}
     tests = {}
+    placed = []
+    where = {}
     for rec in records:
-        bench, series = benchmark_of(rec)
+        # benchmark_of once per distinct (tool, test, benchmark label, sub-test labels): 100k records are common
+        labels = rec.get('labels') or {}
+        key = (rec['tool'], rec['test'], labels.get('benchmark')) + tuple(labels.get(k, _ABSENT) for k in SUBTEST_LABELS)
+        found = where.get(key)
+        if found is None:
+            found = where[key] = benchmark_of(rec)
+        bench, series = found
         tests.setdefault(bench, set()).add(series[0])
-    for rec in records:
-        bench, series = benchmark_of(rec)
-        name = table_name(bench, series, len(tests[bench]) > 1)
+        placed.append((rec, bench, series))
+    names = {}
+    for rec, bench, series in placed:
+        key = (bench, series)
+        if key not in names:
+            names[key] = table_name(bench, series, len(tests[bench]) > 1)
+        name = names[key]
         if name not in index:
             index[name] = dict(name=name, benchmark=bench, tool=rec['tool'], test=rec['test'], tool_versions=[],
                                cells={}, metrics=[])
@@ -37,16 +52,19 @@ def analyze(records, plan=None, environment=None):
         if rec.get('tool_version') and rec['tool_version'] not in b['tool_versions']:
             b['tool_versions'].append(rec['tool_version'])
         cell = cell_of(rec)
-        c = b['cells'].setdefault(cell, dict(cell=cell, hosts=[], labels={}, records=[], warnings=[], warmups=0))
+        c = b['cells'].get(cell)
+        if c is None:
+            c = b['cells'][cell] = dict(cell=cell, hosts=[], labels={}, records=[], warnings=[], seen=set(), warmups=0)
         if rec.get('host') and rec['host'] not in c['hosts']:
             c['hosts'].append(rec['host'])
-        c['labels'] = dict((k, v) for k, v in (rec.get('labels') or {}).items() if k not in ('cell', 'benchmark'))
+        c['last_labels'] = rec.get('labels')
         if not counted(rec):
             c['warmups'] += 1
             continue
         c['records'].append(rec)
-        for w in rec.get('warnings') or []:
-            if w not in c['warnings']:
+        for w in rec.get('warnings') or ():
+            if w not in c['seen']:
+                c['seen'].add(w)
                 c['warnings'].append(w)
         for m in rec['metrics']:
             if m not in b['metrics']:
@@ -60,12 +78,18 @@ def analyze(records, plan=None, environment=None):
         cells = []
         for n in names:
             c = b['cells'][n]
+            c['labels'] = dict((k, v) for k, v in (c.pop('last_labels') or {}).items() if k not in ('cell', 'benchmark'))
+            by_metric, firsts = {}, {}
+            for r in c['records']:
+                for m, v in r['metrics'].items():
+                    if m not in by_metric:
+                        by_metric[m], firsts[m] = [], v
+                    by_metric[m].append(v['value'])
             metrics = {}
             for m in b['metrics']:
-                values = [r['metrics'][m]['value'] for r in c['records'] if m in r['metrics']]
-                if not values and not any(m in r['metrics'] for r in c['records']):
+                if m not in by_metric:
                     continue
-                first = next(r['metrics'][m] for r in c['records'] if m in r['metrics'])
+                values, first = by_metric[m], firsts[m]
                 s = summarize(values)
                 s.update(unit=first['unit'], better=first['better'], values=values)
                 metrics[m] = s

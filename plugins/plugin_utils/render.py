@@ -1,10 +1,59 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Renderers: the analysis as Markdown and as the terminal summary. Pure functions of their input."""
+"""What a report says, and the report as Markdown and as the terminal summary. Pure functions.
+
+report_contents() turns the analysis, the run's meta, the environment (sysinfo results) and the
+plan into the parts every format shows: the header, the environment per cell with the keys that
+differ between the compared cells, per benchmark the side-by-side table (rows = metrics, columns =
+cells, baseline first), the dd-style table of the field reports, the trap flags with their
+explanations, the variance gate per cell, and the failed or missing cells with their reason.
+render_markdown() and render_terminal() draw it; render_html.py draws the same contents as HTML.
+"""
 
 from __future__ import annotations
 
+from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
+
+HEADER_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
+               'collection_version', 'status')
+
+# Significance marks next to a delta vs the baseline.
+SIG_SIGNIFICANT, SIG_NOISE, SIG_UNKNOWN = '*', '~', '?'
+LEGEND = ('Each entry is mean ± half-width of the 95% confidence interval of the mean (n measured runs), '
+          'then the difference to the baseline cell in % with its significance mark: '
+          '* significant (Welch t-test, p < 0.05), ~ within noise, ? too little data to tell (n < 2).')
+
+# What each trap code means and what to do about it (traps.py gives the per-cell message).
+TRAP_HELP = {
+    'faster_than_baseline': 'A cell measured faster than its baseline beyond noise. A layer (container, VM, '
+                            'DRBD) cannot make the disk faster: suspect zero-block skipping, write-back '
+                            'caching or caches that were not dropped. Mark the cell expected_faster if it is '
+                            'faster by design (tmpfs).',
+    'too_fast': 'bonnie++ printed +++++: the test finished too quickly to measure. Use a larger -s / -n.',
+    'cpu_bound': 'The per-character tests ran at >= 90% CPU: they measure the CPU, not the storage.',
+    'below_2x_ram': 'The data set is smaller than twice the RAM: the page cache may serve it and inflate the '
+                    'numbers.',
+    'drbd_not_uptodate': 'DRBD was not UpToDate (or was resyncing) while the cell ran: resync traffic distorts '
+                         'the numbers.',
+    'gate_not_met': 'The variance gate reached its cap with the coefficient of variation still above max_cv: '
+                    'the result is noisy.',
+    'zero_data': 'The run wrote zeros (/dev/zero). Storage that skips or compresses zero blocks (ploop, thin '
+                 'volumes, compression) fakes the speed.',
+    'zero_elision': 'Zeros were written significantly faster than real data in the same cell: the storage '
+                    'skips zero blocks, so the zero-data number measures nothing.',
+    'not_quiet': 'The machine was busy (load or another benchmark) during a run: the number includes the '
+                 'competition.',
+}
+
+# Environment keys that change from call to call on the same machine: shown, never "different".
+ENV_VOLATILE = ('memory.mem_available_bytes', 'cpu.mhz')
+ENV_SKIP = ('labels',)
+# Distinct warnings listed per cell and benchmark; the rest are counted (all are in results.json).
+MAX_WARNINGS = 10
+
+
+# -- numbers ------------------------------------------------------------------------------------
 
 def fmt_num(value):
     """A number with about four significant digits, no exponent for everyday magnitudes."""
@@ -26,87 +75,104 @@ def fmt_delta(d):
     return '' if d is None else '%+.1f%%' % d
 
 
-def _cell_value(s):
-    if s['n'] == 0:
-        return '+++++ (too fast)' if s.get('too_fast') else 'n/a'
+def fmt_duration(seconds):
+    """2m10s, 1h05m, 45s."""
+    seconds = int(round(max(0.0, seconds or 0.0)))
+    if seconds >= 3600:
+        return '%dh%02dm' % (seconds // 3600, (seconds % 3600) // 60)
+    if seconds >= 60:
+        return '%dm%02ds' % (seconds // 60, seconds % 60)
+    return '%ds' % seconds
+
+
+def ci_half(s):
+    """Half the width of the 95% confidence interval of the mean, or None."""
+    ci = s.get('ci95')
+    if not ci or ci[0] is None or ci[1] is None:
+        return None
+    return (ci[1] - ci[0]) / 2.0
+
+
+def fmt_stat(s):
+    """`mean ± CI95 (n)`; n/a or +++++ when nothing was measured."""
+    if not s or not s.get('n'):
+        if s and s.get('too_fast'):
+            return '+++++ (too fast, n=0)'
+        return 'n/a'
+    half = ci_half(s)
     text = fmt_num(s['mean'])
-    if s['n'] > 1:
-        text += ' [%s–%s]' % (fmt_num(s['min']), fmt_num(s['max']))
-    if s.get('delta_pct') is not None:
-        text += ' %s' % fmt_delta(s['delta_pct'])
-    return text
+    if half is not None:
+        text += ' ± %s' % fmt_num(half)
+    return text + ' (%d)' % s['n']
 
 
-def _md_escape(text):
-    return str(text).replace('|', '\\|')
+def sig_mark(s):
+    if s.get('delta_pct') is None:
+        return ''
+    if s.get('significant') is None:
+        return SIG_UNKNOWN
+    return SIG_SIGNIFICANT if s['significant'] else SIG_NOISE
 
 
-def render_markdown(analysis, meta):
-    """report.md: a header, then per benchmark a table (rows = cells, columns = metrics)."""
-    lines = ['# benchlab report: %s' % _md_escape(meta.get('matrix') or meta.get('run_id')), '']
-    for key in ('run_id', 'started', 'finished', 'user', 'inventory', 'matrix', 'collection_version', 'status'):
-        if meta.get(key):
-            lines.append('- **%s**: %s' % (key.replace('_', ' '), _md_escape(meta[key])))
-    lines += ['', 'Each value is the mean over the repetitions, [min–max] when there are several, and the '
-              'difference to the baseline cell of the benchmark.', '']
-    for b in analysis['benchmarks']:
-        versions = ', '.join(b['tool_versions'])
-        lines.append('## %s' % _md_escape(b['name']))
-        lines.append('')
-        version = (' (version %s)' % versions) if versions else ''
-        lines.append('%s %s%s — baseline: **%s**' % (b['tool'], b['test'], version, _md_escape(b['baseline'])))
-        lines.append('')
-        header = ['cell', 'host', 'n'] + ['%s (%s)' % (m, _unit(b, m)) for m in b['metrics']]
-        lines.append('| ' + ' | '.join(header) + ' |')
-        lines.append('|' + '|'.join(['---'] * 3 + ['---:'] * len(b['metrics'])) + '|')
-        for c in b['cells']:
-            name = c['cell'] + (' (baseline)' if c['baseline'] else '')
-            row = [name, ', '.join(c['hosts']), str(c['n'])]
-            for m in b['metrics']:
-                row.append(_cell_value(c['metrics'][m]) if m in c['metrics'] else '—')
-            lines.append('| ' + ' | '.join(_md_escape(x) for x in row) + ' |')
-        flags = [(c['cell'], f) for c in b['cells'] for f in c.get('flags') or []]
-        if flags:
-            lines.append('')
-            lines.append('Traps detected:')
-            lines.append('')
-            for cell, f in flags:
-                lines.append('- **%s** `%s`: %s' % (_md_escape(cell), f['code'], _md_escape(f['message'])))
-        gates = [(c['cell'], c['gate']) for c in b['cells'] if c.get('gate')]
-        if gates:
-            lines.append('')
-            for cell, g in gates:
-                cv = 'n/a' if g['cv'] is None else '%.1f%%' % (g['cv'] * 100)
-                lines.append('- variance gate %s: CV %s after %d runs (max_cv %.1f%%, cap %d): %s' % (
-                    _md_escape(cell), cv, g['n'], g['max_cv'] * 100, g['max_repetitions'],
-                    'met' if g['met'] else ('NOT met at the cap' if g['capped'] else 'not met')))
-        warm = [(c['cell'], c['warmups']) for c in b['cells'] if c.get('warmups')]
-        if warm:
-            lines.append('')
-            lines.append('Warm-up runs (stored, not counted): %s' % ', '.join('%s %d' % (_md_escape(c), k) for c, k in warm))
-        shown = set(f['message'] for c in b['cells'] for f in c.get('flags') or [])
-        notes = [(c['cell'], w) for c in b['cells'] for w in c['warnings'] if w not in shown]
-        if notes:
-            lines.append('')
-            lines.append('Warnings:')
-            lines.append('')
-            for cell, w in notes:
-                lines.append('- %s: %s' % (_md_escape(cell), _md_escape(w)))
-        lines.append('')
-    if meta.get('invalid'):
-        lines.append('## Invalid records')
-        lines.append('')
-        for item in meta['invalid']:
-            lines.append('- %s: %s' % (_md_escape(item.get('host', '?')), _md_escape('; '.join(item['errors']))))
-        lines.append('')
-    if meta.get('failed'):
-        lines.append('## Failed runs')
-        lines.append('')
-        for item in meta['failed']:
-            lines.append('- %s %s: %s' % (_md_escape(item.get('host', '?')), _md_escape(item.get('task', '')),
-                                          _md_escape(item.get('msg', ''))))
-        lines.append('')
-    return '\n'.join(lines)
+def fmt_vs(s):
+    """`+12.3% *`: the delta to the baseline with its significance mark; '' for the baseline."""
+    if s.get('delta_pct') is None:
+        return ''
+    return '%s %s' % (fmt_delta(s['delta_pct']), sig_mark(s))
+
+
+# -- contents -----------------------------------------------------------------------------------
+
+def _flatten(value, prefix, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if prefix == '' and k in ENV_SKIP:
+                continue
+            _flatten(v, ('%s.%s' % (prefix, k)) if prefix else str(k), out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            name = v.get('name') if isinstance(v.get('name'), str) else str(i)
+            _flatten(dict((k, x) for k, x in v.items() if k != 'name'), '%s[%s]' % (prefix, name), out)
+    elif isinstance(value, list):
+        out[prefix] = ', '.join(str(v) for v in value)
+    elif value is None:
+        out[prefix] = ''
+    elif isinstance(value, bool):
+        out[prefix] = 'yes' if value else 'no'
+    elif isinstance(value, (int, float)) and prefix.endswith('_bytes'):
+        out[prefix] = format_bytes(value)
+    else:
+        out[prefix] = str(value)
+
+
+def environment_table(environment, cell_order=()):
+    """The environment per cell: {columns: [cell names], rows: [{key, values, differs}]}.
+
+    environment: sysinfo results keyed freely ("host/cell"), each with 'host' and 'labels'.
+    A key differs when two cells show different values (volatile keys such as the free memory never
+    do). Rows keep sysinfo's order; the caller highlights the differing ones."""
+    columns, flat = [], {}
+    for key, env in (environment or {}).items():
+        if not isinstance(env, dict):
+            continue
+        name = (env.get('labels') or {}).get('cell') or env.get('host') or key
+        if name in flat:
+            name = '%s@%s' % (name, env.get('host'))
+        values = {}
+        _flatten(env, '', values)
+        flat[name] = values
+        columns.append(name)
+    order, seen = list(cell_order), list(columns)
+    columns.sort(key=lambda n: (order.index(n) if n in order else len(order), seen.index(n)))
+    keys = []
+    for name in columns:
+        keys.extend(k for k in flat[name] if k not in keys)
+    rows = []
+    for k in keys:
+        values = [flat[n].get(k, '') for n in columns]
+        differs = len(columns) > 1 and k not in ENV_VOLATILE and len(set(values)) > 1
+        rows.append(dict(key=k, values=values, differs=differs))
+    return dict(columns=columns, rows=rows)
 
 
 def _unit(b, metric):
@@ -116,30 +182,293 @@ def _unit(b, metric):
     return ''
 
 
-def render_terminal(analysis, width=100):
-    """The end-of-play summary: one line per benchmark and cell with the primary metric."""
-    rows = [('benchmark', 'cell', 'n', 'metric', 'mean', 'min–max', 'vs baseline')]
+def _better(b, metric):
+    for c in b['cells']:
+        if metric in c['metrics']:
+            return c['metrics'][metric]['better']
+    return None
+
+
+def ordered_cells(b):
+    """The baseline first, then the others in the analysis order."""
+    return [c for c in b['cells'] if c['baseline']] + [c for c in b['cells'] if not c['baseline']]
+
+
+def side_by_side(b):
+    """rows = metrics, columns = cells (baseline first): {columns, rows: [{metric, unit, better, entries}]}
+    where an entry is {stat, vs, summary} or None when the cell has no such metric."""
+    cells = ordered_cells(b)
+    rows = []
+    for m in b['metrics']:
+        entries = []
+        for c in cells:
+            s = c['metrics'].get(m)
+            entries.append(None if s is None else dict(stat=fmt_stat(s), vs=fmt_vs(s), summary=s))
+        rows.append(dict(metric=m, unit=_unit(b, m), better=_better(b, m), entries=entries))
+    return dict(columns=[c['cell'] for c in cells], rows=rows)
+
+
+def dd_table(b):
+    """The first field report's table for a dd benchmark: per cell the duration (incl. the final sync),
+    MB/s and "slower than baseline (in %)" = 1 - baseline_duration / duration (the throughput's
+    1 - MB/s / baseline MB/s when no duration was recorded). None for other tools."""
+    if b['tool'] != 'dd':
+        return None
+    rows = []
+    for i, c in enumerate(ordered_cells(b), 1):
+        el, tp = c['metrics'].get('elapsed'), c['metrics'].get('throughput')
+        if c['baseline']:
+            slower = 0.0
+        else:
+            ref = el if (el and el.get('slower_pct') is not None) else tp
+            slower = ref.get('slower_pct') if ref else None
+        label = ', '.join('%s' % v for v in (c.get('labels') or {}).values())
+        rows.append(dict(test=i, cell=c['cell'], description=label, baseline=c['baseline'],
+                         duration=el['mean'] if el else None, mb_s=tp['mean'] if tp else None, slower_pct=slower))
+    return rows
+
+
+def traps(b):
+    """[(cell, flag)] of one benchmark, flags as traps.py made them."""
+    return [(c['cell'], f) for c in ordered_cells(b) for f in c.get('flags') or []]
+
+
+def gate_lines(b):
+    """Per cell: {cell, n, warmups, gate: text}."""
+    out = []
+    for c in ordered_cells(b):
+        g = c.get('gate')
+        if g:
+            cv = 'n/a' if g.get('cv') is None else '%.1f%%' % (g['cv'] * 100)
+            state = 'met' if g['met'] else ('NOT met at the cap' if g['capped'] else 'not met')
+            text = 'variance gate %s: CV %s after %d runs (max_cv %.1f%%, cap %d)' % (
+                state, cv, g['n'], g['max_cv'] * 100, g['max_repetitions'])
+        else:
+            text = 'no variance gate'
+        out.append(dict(cell=c['cell'], n=c['n'], warmups=c.get('warmups') or 0, gate=text,
+                        met=(g or {}).get('met')))
+    return out
+
+
+def missing_cells(analysis, plan, failed):
+    """Failed or missing cells: every (benchmark, cell) the plan asked for with no counted record,
+    with the reason (the failure of its task, the host unreachable, or not run)."""
+    if not plan:
+        return []
+    have = set()
+    warm = set()
+    for b in analysis['benchmarks']:
+        for c in b['cells']:
+            (have if c['n'] else warm).add((b['benchmark'], c['cell']))
+    hosts = dict((c['name'], c.get('host')) for c in plan.get('cells') or [])
+    out = []
+    for pb in plan.get('benchmarks') or []:
+        for cell in pb.get('cells') or []:
+            if (pb['name'], cell) in have:
+                continue
+            host = hosts.get(cell)
+            needle = ' %s in %s ' % (pb['name'], cell)
+            hit = [f for f in failed or [] if needle in ' %s ' % f.get('task', '')]
+            down = [f for f in failed or [] if f.get('host') == host and str(f.get('msg', '')).startswith('unreachable')]
+            if hit:
+                reason = 'failed: %s' % hit[0].get('msg', '')
+            elif down:
+                reason = 'host %s %s' % (host, down[0]['msg'])
+            elif (pb['name'], cell) in warm:
+                reason = 'only warm-up runs recorded'
+            else:
+                reason = 'no record: not run (play interrupted, host skipped or failed earlier)'
+            out.append(dict(benchmark=pb['name'], cell=cell, host=host, reason=reason))
+    return out
+
+
+def report_contents(analysis, meta, environment=None, plan=None):
+    """Everything a report shows, as plain data (the renderers only lay it out)."""
+    meta = meta or {}
+    cell_order = [c['name'] for c in (plan or {}).get('cells') or []]
+    for b in analysis['benchmarks']:
+        cell_order.extend(c['cell'] for c in b['cells'] if c['cell'] not in cell_order)
+    header = [(k.replace('_', ' '), str(meta[k])) for k in HEADER_KEYS if meta.get(k)]
+    n_records = sum(c['n'] + (c.get('warmups') or 0) for b in analysis['benchmarks'] for c in b['cells'])
+    header.append(('records', str(n_records)))
+    benches = []
+    codes = []
+    for b in analysis['benchmarks']:
+        t = traps(b)
+        codes.extend(f['code'] for _c, f in t if f['code'] not in codes)
+        shown = set(f['message'] for _c, f in t)
+        notes = []
+        for c in ordered_cells(b):
+            mine = [w for w in c['warnings'] if w not in shown]
+            notes.extend((c['cell'], w) for w in mine[:MAX_WARNINGS])
+            if len(mine) > MAX_WARNINGS:
+                notes.append((c['cell'], '… and %d more distinct warnings (in results.json)' % (len(mine) - MAX_WARNINGS)))
+        benches.append(dict(bench=b, table=side_by_side(b), dd=dd_table(b), traps=t, gates=gate_lines(b),
+                            warnings=notes,
+                            warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')]))
+    return dict(
+        title=meta.get('matrix') or meta.get('run_id') or 'benchlab run',
+        header=header,
+        environment=environment_table(environment, cell_order),
+        benchmarks=benches,
+        trap_help=[(code, TRAP_HELP.get(code, '')) for code in codes],
+        missing=missing_cells(analysis, plan, meta.get('failed')),
+        failed=list(meta.get('failed') or []),
+        invalid=list(meta.get('invalid') or []),
+        legend=LEGEND,
+    )
+
+
+# -- Markdown -----------------------------------------------------------------------------------
+
+def _md(text):
+    return str(text).replace('\\', '\\\\').replace('|', '\\|').replace('\n', ' ').replace('<', '&lt;')
+
+
+def _arrow(better):
+    return {'higher': ' ↑', 'lower': ' ↓'}.get(better, '')
+
+
+def render_markdown(analysis, meta, environment=None, plan=None):
+    """report.md (GitHub-flavoured): header, environment, per benchmark the side-by-side table, the
+    dd table, traps, gates and warnings, then failed or missing cells and invalid records."""
+    k = report_contents(analysis, meta, environment, plan)
+    lines = ['# benchlab report: %s' % _md(k['title']), '']
+    for key, value in k['header']:
+        lines.append('- **%s**: %s' % (key, _md(value)))
+    lines += ['', LEGEND, '']
+    env = k['environment']
+    if env['columns']:
+        lines += ['## Environment', '']
+        differ = [r['key'] for r in env['rows'] if r['differs']]
+        if differ:
+            lines += ['Differs between the cells (**bold**): %s' % ', '.join('`%s`' % d for d in differ), '']
+        lines.append('| key | ' + ' | '.join(_md(c) for c in env['columns']) + ' |')
+        lines.append('|---|' + '---|' * len(env['columns']))
+        for r in env['rows']:
+            if r['differs']:
+                lines.append('| **%s** ≠ | ' % _md(r['key']) + ' | '.join('**%s**' % _md(v) if v else '' for v in r['values']) + ' |')
+            else:
+                lines.append('| %s | ' % _md(r['key']) + ' | '.join(_md(v) for v in r['values']) + ' |')
+        lines.append('')
+    for part in k['benchmarks']:
+        b, t = part['bench'], part['table']
+        versions = ', '.join(b['tool_versions'])
+        lines += ['## %s' % _md(b['name']), '']
+        version = (' (version %s)' % versions) if versions else ''
+        lines += ['%s %s%s — baseline: **%s**' % (_md(b['tool']), _md(b['test']), _md(version), _md(b['baseline'])), '']
+        heads = [_md(c) + (' (baseline)' if i == 0 else '') for i, c in enumerate(t['columns'])]
+        lines.append('| metric | ' + ' | '.join(heads) + ' |')
+        lines.append('|---|' + '---:|' * len(t['columns']))
+        for r in t['rows']:
+            cells = []
+            for e in r['entries']:
+                if e is None:
+                    cells.append('—')
+                else:
+                    cells.append(_md(e['stat']) + ((' ' + _md(e['vs'])) if e['vs'] else ''))
+            lines.append('| %s (%s)%s | ' % (_md(r['metric']), _md(r['unit']), _arrow(r['better'])) + ' | '.join(cells) + ' |')
+        if part['dd']:
+            lines += ['', 'dd, as in the field reports (duration includes the final sync):', '',
+                      '| test | cell | description | duration (s) | MB/s | slower than baseline (%) |',
+                      '|---:|---|---|---:|---:|---:|']
+            for r in part['dd']:
+                slower = 'n/a' if r['slower_pct'] is None else '%.3f %%' % r['slower_pct']
+                if r['baseline']:
+                    slower += ' (baseline)'
+                lines.append('| %d | %s | %s | %s | %s | %s |' % (
+                    r['test'], _md(r['cell']), _md(r['description']),
+                    '%.3f' % r['duration'] if r['duration'] is not None else 'n/a',
+                    '%.2f' % r['mb_s'] if r['mb_s'] is not None else 'n/a', slower))
+        if part['traps']:
+            lines += ['', 'Traps detected:', '']
+            for cell, f in part['traps']:
+                lines.append('- **%s** `%s`: %s' % (_md(cell), f['code'], _md(f['message'])))
+        lines += ['', 'Runs: ' + '; '.join('%s: n=%d, %s' % (_md(g['cell']), g['n'], g['gate']) for g in part['gates'])]
+        if part['warmups']:
+            lines += ['', 'Warm-up runs (stored, not counted): %s' % ', '.join(
+                '%s %d' % (_md(c), n) for c, n in part['warmups'])]
+        if part['warnings']:
+            lines += ['', 'Warnings:', '']
+            for cell, w in part['warnings']:
+                lines.append('- %s: %s' % (_md(cell), _md(w)))
+        lines.append('')
+    if k['trap_help']:
+        lines += ['## What the trap flags mean', '']
+        for code, text in k['trap_help']:
+            lines.append('- `%s`: %s' % (code, _md(text)))
+        lines.append('')
+    if k['missing'] or k['failed']:
+        lines += ['## Failed or missing cells', '']
+        for m in k['missing']:
+            lines.append('- %s in %s (%s): %s' % (_md(m['benchmark']), _md(m['cell']), _md(m['host'] or '?'), _md(m['reason'])))
+        if k['failed']:
+            lines += ['', 'Failed runs:', '']
+            for item in k['failed']:
+                lines.append('- %s %s: %s' % (_md(item.get('host', '?')), _md(item.get('task', '')), _md(item.get('msg', ''))))
+        lines.append('')
+    if k['invalid']:
+        lines += ['## Invalid records', '']
+        for item in k['invalid']:
+            lines.append('- %s: %s' % (_md(item.get('host', '?')), _md('; '.join(item['errors']))))
+        lines.append('')
+    return '\n'.join(lines)
+
+
+# -- terminal -----------------------------------------------------------------------------------
+
+def _fit(text, width):
+    return text if len(text) <= width else text[:max(0, width - 1)] + '…'
+
+
+def render_terminal(analysis, width=100, meta=None, plan=None):
+    """The end-of-play summary: per benchmark and cell the primary metric as mean ± CI95 (n) and the
+    delta to the baseline with its significance mark; then traps, failed or missing cells. Every line
+    fits `width` columns."""
+    rows = [('benchmark', 'cell', 'n', 'metric', 'mean ± CI95', 'vs baseline')]
     for b in analysis['benchmarks']:
         m = b['primary']
-        for c in b['cells']:
+        for c in ordered_cells(b):
             s = c['metrics'].get(m)
             if s is None:
                 continue
-            rng = '%s–%s' % (fmt_num(s['min']), fmt_num(s['max'])) if s['n'] else ''
-            vs = 'baseline' if c['baseline'] else fmt_delta(s.get('delta_pct'))
-            rows.append((b['name'], c['cell'], str(s['n']), '%s (%s)' % (m, s['unit']), fmt_num(s['mean']), rng, vs))
+            if s['n']:
+                half = ci_half(s)
+                stat = fmt_num(s['mean']) + ((' ± %s' % fmt_num(half)) if half is not None else '')
+            else:
+                stat = '+++++' if s.get('too_fast') else 'n/a'
+            vs = 'baseline' if c['baseline'] else fmt_vs(s)
+            rows.append((b['name'], c['cell'], str(s['n']), '%s (%s)' % (m, s['unit']), stat, vs))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    # Shrink the free-text columns first so the table fits the terminal.
-    while sum(widths) + 2 * (len(widths) - 1) > width and max(widths[0], widths[1]) > 8:
-        i = 0 if widths[0] >= widths[1] else 1
+    # Shrink the free-text columns (benchmark, cell, metric) first so the table fits the terminal.
+    while sum(widths) + 2 * (len(widths) - 1) > width and max(widths[0], widths[1], widths[3]) > 8:
+        i = max((0, 1, 3), key=lambda j: widths[j])
         widths[i] -= 1
     out = []
     for k, r in enumerate(rows):
         cells = []
         for i, v in enumerate(r):
-            v = v if len(v) <= widths[i] else v[:widths[i] - 1] + '…'
-            cells.append(v.rjust(widths[i]) if i in (2, 4, 6) and k else v.ljust(widths[i]))
+            v = _fit(v, widths[i])
+            cells.append(v.rjust(widths[i]) if i in (2, 4, 5) and k else v.ljust(widths[i]))
         out.append('  '.join(cells).rstrip())
         if k == 0:
             out.append('-' * min(width, len(out[0])))
+    out.append(_fit('CI95: 95% confidence interval of the mean; * significant (p < 0.05), ~ noise, ? n < 2',
+                    width))
+    flags = {}
+    for b in analysis['benchmarks']:
+        for cell, f in traps(b):
+            flags.setdefault(f['code'], []).append('%s@%s' % (b['name'], cell))
+    for code, where in flags.items():
+        out.append(_fit('trap %s (%d): %s' % (code, len(where), ', '.join(where)), width))
+    for m in missing_cells(analysis, plan, (meta or {}).get('failed')):
+        out.append(_fit('missing %s in %s: %s' % (m['benchmark'], m['cell'], m['reason']), width))
     return '\n'.join(out)
+
+
+def progress_line(index, total, what, elapsed_s, eta_s=None, width=100):
+    """`[cell 3/24] fio randread on guest-2 (loop, bridged) — elapsed 2m10s, ETA 6m`."""
+    eta = 'ETA ?' if eta_s is None else 'ETA %s' % fmt_duration(eta_s)
+    tail = ' — elapsed %s, %s' % (fmt_duration(elapsed_s), eta)
+    head = '[cell %d/%d] ' % (index, max(total, index))
+    return head + _fit(what, max(10, width - len(head) - len(tail))) + tail

@@ -7,14 +7,31 @@ The results document (what results.json holds) is
 ``dict(meta..., records=[...], environment={...}, plan={...} or None, analysis={...})``
 where meta is run_id, started, finished, user, inventory, playbook, matrix, collection_version,
 status, invalid, failed. Both the report callback (at the end of a play) and compare.yml (two
-stored runs) call write_reports(); nothing else writes report files."""
+stored runs) call write_reports(); nothing else writes report files.
+
+The files: results.json (the document, valid against schemas/results-v1.json, NaN and infinities
+written as null), results.csv (one row per record x metric), report.md, report.html."""
 
 from __future__ import annotations
 
+import json
+import math
+import os
+
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 
 META_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
              'collection_version', 'status', 'invalid', 'failed')
+RESULTS_SCHEMA_VERSION = 1
+SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas')
+RESULTS_SCHEMA_FILE = os.path.join(SCHEMAS, 'results-v1.json')
+RECORD_SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                  'module_utils', 'schemas', 'record-v1.json')
+# Above this many records results.json is written without indentation (the indenting encoder is
+# pure Python and several times slower).
+INDENT_MAX_RECORDS = 5000
 
 
 def meta_of(doc):
@@ -22,9 +39,54 @@ def meta_of(doc):
     return dict((k, doc.get(k)) for k in META_KEYS)
 
 
+def finite(obj):
+    """obj with every NaN or infinite float replaced by None (JSON has no such numbers)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return dict((k, finite(v)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def results_json(doc):
+    """results.json's text: the document with its schema version; strict JSON (no NaN/Infinity)."""
+    doc = dict(doc, results_schema=RESULTS_SCHEMA_VERSION)
+    indent = 2 if len(doc.get('records') or ()) <= INDENT_MAX_RECORDS else None
+    try:
+        text = json.dumps(doc, indent=indent, sort_keys=True, allow_nan=False)
+    except ValueError:
+        text = json.dumps(finite(doc), indent=indent, sort_keys=True, allow_nan=False)
+    return text + '\n'
+
+
+def results_validator():
+    """A jsonschema validator for results.json (resolves the record schema it refers to)."""
+    import jsonschema
+    from referencing import Registry, Resource
+    with open(RESULTS_SCHEMA_FILE) as f:
+        schema = json.load(f)
+    with open(RECORD_SCHEMA_FILE) as f:
+        record = json.load(f)
+    registry = Registry().with_resource(record['$id'], Resource.from_contents(record))
+    return jsonschema.validators.validator_for(schema)(schema, registry=registry)
+
+
+def results_problems(doc):
+    """Messages for everything in a results document (as parsed from results.json) the schema refuses."""
+    errors = sorted(results_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
+    return ['%s: %s' % ('/'.join(str(p) for p in e.absolute_path) or '(document)', e.message) for e in errors]
+
+
 def write_reports(rundir, doc):
-    """Write results.json and report.md into rundir (a RunDir); return {name: path}."""
+    """Write results.json, results.csv, report.md and report.html into rundir (a RunDir); return
+    {name: path}."""
+    meta = meta_of(doc)
+    env, plan = doc.get('environment'), doc.get('plan')
     paths = {}
-    paths['results.json'] = rundir.write_json('results.json', doc)
-    paths['report.md'] = rundir.write_text('report.md', render_markdown(doc['analysis'], meta_of(doc)))
+    paths['results.json'] = rundir.write_text('results.json', results_json(doc))
+    paths['results.csv'] = rundir.write_text('results.csv', render_csv(doc.get('records') or [], doc.get('run_id')))
+    paths['report.md'] = rundir.write_text('report.md', render_markdown(doc['analysis'], meta, env, plan))
+    paths['report.html'] = rundir.write_text('report.html', render_html(doc['analysis'], meta, env, plan))
     return paths

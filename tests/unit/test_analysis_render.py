@@ -20,7 +20,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import (
     analyze, benchmark_of, cell_of, primary_metric)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
-    fmt_delta, fmt_num, render_markdown, render_terminal)
+    fmt_delta, fmt_num, fmt_vs, render_markdown, render_terminal)
 
 FIXTURES = Path(__file__).resolve().parent / 'fixtures'
 EXAMPLE = Path(__file__).resolve().parents[2] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
@@ -185,11 +185,11 @@ def test_all_too_fast_cell(records, plan):
     s = a['benchmarks'][0]['cells'][1]['metrics']['throughput']
     assert (s['n'], s['too_fast'], s['mean'], s['delta_pct']) == (0, 3, None, None)
     md = render_markdown(a, {'matrix': 'm'})
-    row = [ln for ln in md.splitlines() if ln.startswith('| %s | ' % TMPFS)][0]
-    assert '+++++ (too fast)' in row
+    row = [ln for ln in md.splitlines() if ln.startswith('| throughput (MB/s)')][0]
+    assert row.endswith('| +++++ (too fast, n=0) |')
     term = render_terminal(a)
     line = [ln for ln in term.splitlines() if ln.startswith('dd-write') and TMPFS in ln][0]
-    assert 'n/a' in line
+    assert '+++++' in line
 
 
 def test_render_markdown(records, plan):
@@ -198,23 +198,30 @@ def test_render_markdown(records, plan):
     lines = md.splitlines()
     assert lines[0] == '# benchlab report: local-quick'
     assert '- **run id**: 20261202T100000Z-abcdef' in lines
+    assert '- **records**: 12' in lines
     assert '## dd-write' in lines and '## fio-seqread' in lines
     assert lines.index('## dd-write') < lines.index('## fio-seqread')
-    assert '| cell | host | n | throughput (MB/s) | bytes (bytes) | elapsed (s) |' in lines
-    assert '|---|---|---|---:|---:|---:|' in lines
+    # rows = metrics, columns = cells with the baseline first
+    assert md.count('| metric | host-rootfs (baseline) | host-tmpfs |') == 2
+    assert '|---|---:|---:|' in lines
     assert md.count('baseline: **host-rootfs**') == 2
     assert 'fio fio-seqread (version 3.33)' in md
-    base_rows = [ln for ln in lines if ln.startswith('| host-rootfs (baseline) | localhost | 3 | ')]
-    other_rows = [ln for ln in lines if ln.startswith('| host-tmpfs | localhost | 3 | ')]
-    assert len(base_rows) == len(other_rows) == 2  # one row per cell in each benchmark table
-    assert md.count('(baseline)') == 2
-    dd_base = a['benchmarks'][0]['cells'][0]['metrics']['throughput']
-    dd_other = a['benchmarks'][0]['cells'][1]['metrics']['throughput']
-    assert '%s [%s–%s] |' % (fmt_num(dd_base['mean']), fmt_num(dd_base['min']), fmt_num(dd_base['max'])) in base_rows[0]
-    assert '%s [%s–%s] %s |' % (fmt_num(dd_other['mean']), fmt_num(dd_other['min']), fmt_num(dd_other['max']),
-                                fmt_delta(dd_other['delta_pct'])) in other_rows[0]
-    assert '%' not in base_rows[0]  # the baseline has no delta
-    assert 'Invalid records' not in md and 'Failed runs' not in md
+    dd = a['benchmarks'][0]
+    base, other = (c['metrics']['throughput'] for c in dd['cells'])
+    row = [ln for ln in lines if ln.startswith('| throughput (MB/s) ↑ | ')][0]
+    half_b, half_o = ((s['ci95'][1] - s['ci95'][0]) / 2 for s in (base, other))
+    mark = '*' if other['significant'] else '~'
+    assert row == '| throughput (MB/s) ↑ | %s ± %s (3) | %s ± %s (3) %s %s |' % (
+        fmt_num(base['mean']), fmt_num(half_b), fmt_num(other['mean']), fmt_num(half_o), fmt_delta(other['delta_pct']), mark)
+    assert [ln for ln in lines if ln.startswith('| elapsed (s) ↓ | ')]
+    # the dd table of the field reports: duration, MB/s, % slower (1 - baseline duration / duration)
+    el_b, el_o = (c['metrics']['elapsed']['mean'] for c in dd['cells'])
+    assert '| 1 | host-rootfs | host, rootfs | %.3f | %.2f | 0.000 %% (baseline) |' % (el_b, base['mean']) in lines
+    assert '| 2 | host-tmpfs | host, tmpfs | %.3f | %.2f | %.3f %% |' % (
+        el_o, other['mean'], (1 - el_b / el_o) * 100) in lines
+    assert md.count('slower than baseline (%)') == 1  # fio has no dd table
+    assert 'Runs: host-rootfs: n=3, no variance gate; host-tmpfs: n=3, no variance gate' in lines
+    assert 'Invalid records' not in md and 'Failed or missing' not in md
 
 
 def test_render_markdown_missing_metric_warnings_and_failures(records, plan):
@@ -228,12 +235,14 @@ def test_render_markdown_missing_metric_warnings_and_failures(records, plan):
     md = render_markdown(a, meta)
     lines = md.splitlines()
     assert lines[0] == '# benchlab report: r1'
-    row = [ln for ln in lines if ln.startswith('| host-tmpfs | localhost | 2 | ')][0]
-    assert row.count('—') == 2  # no throughput, no elapsed for records-only output
+    row = [ln for ln in lines if ln.startswith('| elapsed (s) ↓ | ')][0]
+    assert row.endswith(' | — |')  # records-only output: no elapsed in the tmpfs cell
     assert '- **host-tmpfs** `below_2x_ram`: file size 256 MiB \\| below 2x RAM' in lines  # once, escaped, as a trap flag
     assert md.count('below 2x RAM') == 1
+    assert '## What the trap flags mean' in lines
+    assert [ln for ln in lines if ln.startswith('- `below_2x_ram`: ')]
     assert '## Invalid records' in lines and '- h1: metrics.x.unit: bad; schema: 2' in lines
-    assert '## Failed runs' in lines and '- h2 dd: dd failed (rc=1)' in lines
+    assert '## Failed or missing cells' in lines and '- h2 dd: dd failed (rc=1)' in lines
 
 
 def test_render_terminal(records, plan):
@@ -241,17 +250,17 @@ def test_render_terminal(records, plan):
     out = render_terminal(a)
     lines = out.splitlines()
     assert all(len(ln) <= 100 for ln in lines), max(len(ln) for ln in lines)
-    assert lines[0].split() == ['benchmark', 'cell', 'n', 'metric', 'mean', 'min–max', 'vs', 'baseline']
+    assert lines[0].split() == ['benchmark', 'cell', 'n', 'metric', 'mean', '±', 'CI95', 'vs', 'baseline']
     assert set(lines[1]) == {'-'}
-    body = lines[2:]
-    assert len(body) == 4  # one per benchmark and cell
+    body = lines[2:6]
+    assert lines[6].startswith('CI95: 95% confidence interval')
     for b in a['benchmarks']:
         for c in b['cells']:
             (line,) = [ln for ln in body if ln.startswith(b['name'] + ' ') and ' %s ' % c['cell'] in ln]
             s = c['metrics'][b['primary']]
             assert '%s (%s)' % (b['primary'], s['unit']) in line
             assert fmt_num(s['mean']) in line
-            assert line.endswith('baseline' if c['baseline'] else fmt_delta(s['delta_pct']))
+            assert line.endswith('baseline' if c['baseline'] else fmt_vs(s))
 
 
 def test_render_terminal_long_names_fit(records, plan):
@@ -262,9 +271,9 @@ def test_render_terminal_long_names_fit(records, plan):
         r['labels']['cell'] = long_c + r['labels']['cell'][-3:]
     out = render_terminal(analyze(renamed))
     lines = out.splitlines()
-    assert len(lines) == 6
+    assert len(lines) == 7
     assert all(len(ln) <= 100 for ln in lines), [len(ln) for ln in lines]
-    assert all('…' in ln for ln in lines[2:])
+    assert all('…' in ln for ln in lines[2:6])
 
 
 def test_benchmark_and_cell_without_labels():

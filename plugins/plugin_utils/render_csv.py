@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""results.csv: the records as a tidy table, one row per record x metric. A pure function.
+
+Columns: run_id, host, tool, tool_version, test, benchmark, cell, counted (False for warm-up runs),
+started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, then
+one label_<name> column per other label found in the records (sorted)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.records import cell_of, counted
+
+COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',
+           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast')
+_OWN_LABELS = ('benchmark', 'cell')
+
+
+def _text(v):
+    if v is None:
+        return ''
+    if isinstance(v, bool):
+        return 'true' if v else 'false'
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ''
+    return str(v)
+
+
+def render_csv(records, run_id=None):
+    """The CSV text (RFC 4180, \\r\\n line ends, minimal quoting, as the csv module writes them).
+
+    The per-record columns are formatted once per record with the csv module; the per-metric ones
+    (name, value, unit, better, too_fast) never need quoting: the record schema restricts metric names
+    to [a-z0-9_], units and `better` to fixed words, and values are numbers."""
+    label_keys = set()
+    for r in records:
+        label_keys.update(r.get('labels') or ())
+    label_keys = sorted(k for k in label_keys if k not in _OWN_LABELS)
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(list(COLUMNS) + ['label_%s' % k for k in label_keys])
+    part = io.StringIO()
+    pw = csv.writer(part, lineterminator='')
+
+    def fields(values):
+        part.seek(0)
+        part.truncate()
+        pw.writerow(values)
+        return part.getvalue()
+
+    run = _text(run_id)
+    out = []
+    for r in records:
+        labels = r.get('labels') or {}
+        head = fields([run, _text(r.get('host')), r['tool'], _text(r.get('tool_version')), r['test'],
+                       _text(labels.get('benchmark')), cell_of(r), 'true' if counted(r) else 'false',
+                       _text(r.get('started')), _text(r.get('duration_s'))])
+        tail = (',' + fields([_text(labels.get(k)) for k in label_keys])) if label_keys else ''
+        for name, m in r['metrics'].items():
+            v = m.get('value')
+            value = '' if v is None else _text(v)
+            too_fast = 'true' if m.get('too_fast') else 'false'
+            out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, tail))
+    buf.write(''.join(out))
+    return buf.getvalue()

@@ -1,0 +1,245 @@
+"""A real small run writes all five report files; report.html is opened in headless Chromium.
+
+Chromium is driven over the DevTools protocol through a pipe (--remote-debugging-pipe: NUL-separated
+JSON on file descriptors 3 and 4), so no Python package beyond the standard library is needed. The
+test counts the chart bars Chromium laid out, takes a screenshot (decoded here to check it is not
+blank), and asserts no console error, no exception and no request other than the file itself.
+CI needs the Debian package `chromium`; without it the browser test is skipped, saying so."""
+
+import base64
+import csv
+import io
+import json
+import os
+import select
+import shutil
+import struct
+import subprocess
+import time
+import zlib
+
+import pytest
+
+from conftest import BIN, FILES, ansible_env, load_run, run, run_dirs
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import bar_count
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
+
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+FILES_WRITTEN = ('results.json', 'results.csv', 'report.md', 'report.html', 'results.jsonl')
+
+
+@pytest.fixture(scope='module')
+def small_run(tmp_path_factory):
+    """One real run of matrix-report.yml (2 cells x dd-write, fio-randread x 2 repetitions)."""
+    tmp = tmp_path_factory.mktemp('rpt-html')
+    env = ansible_env(tmp)
+    proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
+                '-e', '@%s' % (FILES / 'matrix-report.yml'), '-e', 'bench_install_tools=false'], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (rundir,) = run_dirs(tmp / 'runs')
+    return rundir, proc
+
+
+def test_all_five_files_and_schema(small_run):
+    rundir, proc = small_run
+    for name in FILES_WRITTEN:
+        assert (rundir / name).is_file() and (rundir / name).stat().st_size > 0, name
+    results, jsonl = load_run(rundir)
+    assert results_problems(results) == []
+    assert results['results_schema'] == 1
+    assert len(results['records']) == len(jsonl) == 8
+    rows = list(csv.DictReader(io.StringIO((rundir / 'results.csv').read_text())))
+    assert len(rows) == sum(len(r['metrics']) for r in results['records'])
+    assert {(r['benchmark'], r['cell']) for r in rows} == {
+        (b, c) for b in ('dd-write', 'fio-randread') for c in ('host-rootfs', 'host-tmpfs')}
+    by_metric = {(r['cell'], r['metric'], r['started'], r['value']) for r in rows}
+    for rec in results['records']:
+        for name, m in rec['metrics'].items():
+            assert (rec['labels']['cell'], name, rec['started'], repr(m['value'])) in by_metric
+    md = (rundir / 'report.md').read_text()
+    assert '| metric | host-rootfs (baseline) | host-tmpfs |' in md
+    assert '## Environment' in md and '**target.fstype** ≠' in md
+    assert 'slower than baseline (%)' in md
+    # progress: one line per run started, then the summary
+    progress = [ln for ln in proc.stdout.splitlines() if ln.startswith('[cell ')]
+    assert len(progress) == 8, progress
+    assert progress[0].startswith('[cell 1/8] dd-write #1 on host-rootfs (host, rootfs) — elapsed ')
+    assert progress[-1].startswith('[cell 8/8] fio-randread #2 on host-tmpfs')
+    assert 'ETA ?' in progress[0] and 'ETA ?' not in progress[1]
+    assert 'benchlab report (HTML): %s' % (rundir / 'report.html') in proc.stdout
+    html = (rundir / 'report.html').read_text()
+    assert 'http://' not in html.replace('http://www.w3.org/2000/svg', '') and 'https://' not in html
+    assert '<script' not in html and '<link' not in html
+
+
+# -- Chromium over the DevTools pipe -----------------------------------------------------------
+
+class Browser(object):
+    def __init__(self, user_data_dir):
+        cmd_r, self._cmd_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+
+        def fds():
+            os.dup2(cmd_r, 3)
+            os.dup2(resp_w, 4)
+
+        self.proc = subprocess.Popen(
+            [CHROMIUM, '--headless=new', '--no-sandbox', '--disable-gpu', '--remote-debugging-pipe',
+             '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--disable-sync',
+             '--disable-background-networking', '--disable-component-update', '--user-data-dir=%s' % user_data_dir,
+             'about:blank'],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(3, 4),
+            preexec_fn=fds)
+        os.close(cmd_r)
+        os.close(resp_w)
+        self._buf = b''
+        self._id = 0
+        self.events = []
+
+    def _read_message(self, deadline):
+        while b'\0' not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._resp_r], [], [], left)[0]:
+                raise TimeoutError('no answer from chromium')
+            chunk = os.read(self._resp_r, 1 << 20)
+            if not chunk:
+                raise EOFError('chromium closed the pipe: %s' % self.proc.stderr.read()[-2000:])
+            self._buf += chunk
+        msg, _sep, self._buf = self._buf.partition(b'\0')
+        return json.loads(msg)
+
+    def send(self, method, params=None, session=None, timeout=30):
+        self._id += 1
+        msg = {'id': self._id, 'method': method, 'params': params or {}}
+        if session:
+            msg['sessionId'] = session
+        os.write(self._cmd_w, json.dumps(msg).encode() + b'\0')
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self._read_message(deadline)
+            if reply.get('id') == self._id:
+                assert 'error' not in reply, (method, reply['error'])
+                return reply['result']
+            self.events.append(reply)
+
+    def wait_event(self, method, timeout=30):
+        deadline = time.monotonic() + timeout
+        while not any(e.get('method') == method for e in self.events):
+            self.events.append(self._read_message(deadline))
+
+    def close(self):
+        try:
+            self.send('Browser.close', timeout=5)
+        except (AssertionError, OSError, TimeoutError, EOFError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._cmd_w)
+        os.close(self._resp_r)
+        self.proc.stderr.close()
+
+
+def _paeth(a, b, c):
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    if pa <= pb and pa <= pc:
+        return a
+    return b if pb <= pc else c
+
+
+def png_colours(data, limit=64):
+    """The distinct pixel colours of an 8-bit RGB/RGBA PNG (stops counting at `limit`)."""
+    assert data[:8] == b'\x89PNG\r\n\x1a\n'
+    pos, idat, width, height, bpp = 8, b'', 0, 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b'IHDR':
+            width, height, depth, ctype = struct.unpack('>IIBB', body[:10])
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b'IDAT':
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    prev = bytearray(stride)
+    colours = set()
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if f == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xff
+        elif f == 2:
+            line = bytearray((x + p) & 0xff for x, p in zip(line, prev))
+        elif f == 3:
+            for i in range(stride):
+                line[i] = (line[i] + ((line[i - bpp] if i >= bpp else 0) + prev[i]) // 2) & 0xff
+        elif f == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                c = prev[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + _paeth(a, prev[i], c)) & 0xff
+        if y % 4 == 0:
+            colours.update(bytes(line[i:i + bpp]) for i in range(0, stride, bpp * 4))
+            if len(colours) >= limit:
+                return colours
+        prev = line
+    return colours
+
+
+NO_CHROMIUM = ('headless Chromium is not installed (Debian package `chromium`): '
+               'apt-get install chromium to run the report.html browser test')
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_report_html_renders_in_chromium(small_run, tmp_path):
+    rundir, _proc = small_run
+    results, _jsonl = load_run(rundir)
+    expected = bar_count(results['analysis'])
+    # 2 benchmarks x their metrics x 2 cells, every cell measured
+    assert expected == 2 * sum(len(b['metrics']) for b in results['analysis']['benchmarks']) == 2 * (3 + 4)
+    browser = Browser(tmp_path / 'rpt-chromium-profile')
+    try:
+        target = browser.send('Target.createTarget', {'url': 'about:blank'})['targetId']
+        session = browser.send('Target.attachToTarget', {'targetId': target, 'flatten': True})['sessionId']
+        for domain in ('Page', 'Runtime', 'Log', 'Network'):
+            browser.send(domain + '.enable', session=session)
+        browser.send('Emulation.setDeviceMetricsOverride',
+                     {'width': 1100, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False}, session=session)
+        url = (rundir / 'report.html').as_uri()
+        browser.send('Page.navigate', {'url': url}, session=session)
+        browser.wait_event('Page.loadEventFired')
+        probe = browser.send('Runtime.evaluate', {'returnByValue': True, 'expression': '''JSON.stringify({
+            bars: document.querySelectorAll('svg rect.bar').length,
+            drawn: Array.from(document.querySelectorAll('svg rect.bar')).filter(
+                r => r.getBoundingClientRect().width > 0 && r.getBoundingClientRect().height > 0).length,
+            charts: document.querySelectorAll('figure.chart svg').length,
+            differs: document.querySelectorAll('tr.differs').length,
+            title: document.title})'''}, session=session)
+        dom = json.loads(probe['result']['value'])
+        shot = base64.b64decode(browser.send('Page.captureScreenshot', {'format': 'png'}, session=session)['data'])
+        (tmp_path / 'report.png').write_bytes(shot)
+        full = base64.b64decode(browser.send('Page.captureScreenshot', {'format': 'png', 'captureBeyondViewport': True},
+                                             session=session)['data'])
+        (tmp_path / 'report-full.png').write_bytes(full)
+    finally:
+        browser.close()
+    assert dom['bars'] == dom['drawn'] == expected, dom
+    assert dom['charts'] == sum(len(b['metrics']) for b in results['analysis']['benchmarks'])
+    assert dom['differs'] >= 1  # target.fstype etc. differ between rootfs and tmpfs
+    assert dom['title'] == 'benchlab report: it-report'
+    colours = png_colours(shot)
+    assert len(colours) > 8, colours  # text, bars, table lines: not a blank page
+    assert len(full) > len(shot)
+    errors = [e for e in browser.events if e.get('method') == 'Runtime.exceptionThrown'
+              or (e.get('method') == 'Runtime.consoleAPICalled' and e['params'].get('type') in ('error', 'assert'))
+              or (e.get('method') == 'Log.entryAdded' and e['params']['entry'].get('level') == 'error')]
+    assert errors == []
+    requests = [e['params']['request']['url'] for e in browser.events if e.get('method') == 'Network.requestWillBeSent']
+    assert requests == [url]  # nothing fetched but the file itself
