@@ -94,9 +94,11 @@ options:
         key: run_label
 '''
 
+import atexit
 import datetime
 import getpass
 import os
+import signal
 import time
 
 from ansible import constants as C
@@ -107,6 +109,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ana
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import resolve_db_path, store_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, new_run_id
 
 COLLECTION_VERSION = '0.1.0'
@@ -139,6 +142,11 @@ class CallbackModule(CallbackBase):
         self.playbook = None
         self.clock = time.monotonic()
         self.run_starts = []
+        self.keys = {}
+        self.reported = False
+        self._pid = os.getpid()
+        self._chained = {}
+        self._install_interrupt_handlers()
 
     def set_options(self, task_keys=None, var_options=None, direct=None):
         super(CallbackModule, self).set_options(task_keys=task_keys, var_options=var_options, direct=direct)
@@ -167,8 +175,7 @@ class CallbackModule(CallbackBase):
         host = result._host.get_name()
         facts = res.get('ansible_facts') or {}
         if isinstance(facts.get('bench_plan'), dict):
-            self.plan = facts['bench_plan']
-            self.rundir.write_json('plan.json', self.plan)
+            self._set_plan(facts['bench_plan'])
         if isinstance(facts.get('__bench_run_progress'), dict):
             self._progress(facts['__bench_run_progress'])
         if isinstance(res.get('sysinfo'), dict):
@@ -177,6 +184,10 @@ class CallbackModule(CallbackBase):
         for rec in _records_of(res):
             errors = validate_record(rec)
             stored = dict(rec, host=host)
+            labels = rec.get('labels') if isinstance(rec.get('labels'), dict) else {}
+            key = self.keys.get((labels.get('benchmark'), labels.get('cell')))
+            if key:
+                stored['cell_key'] = key
             if errors:
                 self.invalid.append(dict(host=host, task=result._task.get_name(), errors=errors, record=rec))
                 self.rundir.append_jsonl('invalid.jsonl', self.invalid[-1])
@@ -184,6 +195,22 @@ class CallbackModule(CallbackBase):
                 continue
             self.records.append(stored)
             self.rundir.append_jsonl('results.jsonl', stored)
+
+    def _set_plan(self, plan):
+        """The plan arrived (set_fact bench_plan). A resumed plan names the run it continues: write
+        into that run's directory and start from the earlier records that still count."""
+        resume = plan.get('resume') if isinstance(plan.get('resume'), dict) else None
+        if resume and resume.get('run_id') and resume['run_id'] != self.rundir.run_id and not self.records:
+            self.rundir = RunDir(self.rundir.base, resume['run_id'])
+        if resume:
+            self.records = [r for r in resume.get('records') or [] if isinstance(r, dict)] + \
+                [r for r in self.records if r not in (resume.get('records') or [])]
+            self._display.display('benchlab: resuming run %s: %d run(s) already measured, %d to go' % (
+                self.rundir.run_id, resume.get('skipped', 0), len(plan.get('runs') or [])))
+            plan = dict(plan, resume=dict((k, v) for k, v in resume.items() if k != 'records'))
+        self.plan = plan
+        self.keys = plan_keys(plan)
+        self.rundir.write_json('plan.json', self.plan)
 
     def _progress(self, run):
         """One line per run started: `[cell 3/24] fio randread on guest-2 (loop, bridged) — elapsed
@@ -214,12 +241,26 @@ class CallbackModule(CallbackBase):
     def v2_runner_item_on_ok(self, result):
         self._collect(result)
 
+    @staticmethod
+    def _cell_of(result):
+        """(cell, benchmark) of a failed benchmark task, from the labels it was called with."""
+        args = (result._result.get('invocation') or {}).get('module_args') or {}
+        labels = args.get('labels') if isinstance(args.get('labels'), dict) else {}
+        if not labels:
+            try:
+                item = result._task.vars.get('bench_run_item') or {}
+                labels = item.get('labels') or {}
+            except AttributeError:
+                labels = {}
+        return labels.get('cell'), labels.get('benchmark')
+
     def _failure(self, result):
         if result._task.ignore_errors:
             return
         if not str(result._task.resolved_action or result._task.action).startswith('benchlab.bench.'):
             return
-        self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(),
+        cell, bench = self._cell_of(result)
+        self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(), cell=cell, benchmark=bench,
                                 msg=str(result._result.get('msg', ''))[:500]))
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
@@ -229,8 +270,50 @@ class CallbackModule(CallbackBase):
         self._failure(result)
 
     def v2_runner_on_unreachable(self, result):
-        self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(),
+        cell, bench = self._cell_of(result)
+        self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(), cell=cell, benchmark=bench,
                                 msg='unreachable: %s' % result._result.get('msg', '')))
+
+    # -- interruption -----------------------------------------------------------------------
+
+    def _install_interrupt_handlers(self):
+        """SIGINT/SIGTERM to ansible-playbook: write the report (marked interrupted) from what
+        results.jsonl already holds, then let Ansible's own handler go on (it stops the workers).
+        atexit covers any other way out of the main process before the stats."""
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._chained[signum] = signal.getsignal(signum)
+                signal.signal(signum, self._on_signal)
+            except (ValueError, OSError):  # not the main thread: leave the signals alone
+                self._chained.pop(signum, None)
+        atexit.register(self._at_exit)
+
+    def _on_signal(self, signum, frame):
+        if os.getpid() == self._pid and not self.reported:
+            self._display.display('benchlab: %s received, writing the report of what was measured' % (
+                signal.Signals(signum).name), color=C.COLOR_WARN)
+            self._write_safely('interrupted')
+        previous = self._chained.get(signum)
+        if callable(previous):
+            return previous(signum, frame)
+        if previous == signal.SIG_IGN:
+            return None
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return None
+
+    def _at_exit(self):
+        if os.getpid() == self._pid and not self.reported and (self.records or self.plan):
+            self._write_safely('interrupted')
+
+    def _write_safely(self, status):
+        try:
+            self.write_report(status=status)
+        except Exception as e:  # pylint: disable=broad-except
+            self._display.warning('benchlab.bench.report: the report could not be written (%s); results.jsonl in %s '
+                                  'holds every record' % (e, self.rundir.path))
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -240,6 +323,7 @@ class CallbackModule(CallbackBase):
         self.write_report(status='complete')
 
     def write_report(self, status):
+        self.reported = True
         finished = datetime.datetime.now(datetime.timezone.utc)
         analysis = analyze(self.records, self.plan, self.sysinfo)
         meta = dict(run_id=self.rundir.run_id, started=self.started.strftime('%Y-%m-%dT%H:%M:%SZ'),

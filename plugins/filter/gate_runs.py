@@ -27,6 +27,13 @@ options:
     description: The inventory host whose cells to look at.
     type: str
     required: true
+  exclude:
+    description:
+      - (benchmark, cell) pairs to leave alone, e.g. those with a failed run: a cell that fails is
+        not repeated by the gate.
+    type: list
+    elements: list
+    default: []
 author:
   - benchlab.bench maintainers (@benchlab)
 '''
@@ -49,13 +56,14 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import next_runs
 
 
-def gate_runs(plan, records, host):
+def gate_runs(plan, records, host, exclude=None):
     if not isinstance(plan, dict) or 'runs' not in plan:
         raise AnsibleFilterError('gate_runs: the input must be a plan from benchlab.bench.matrix_plan')
     if not isinstance(records, list):
         raise AnsibleFilterError('gate_runs: records must be a list, got %s' % type(records).__name__)
     try:
-        return next_runs(plan, records, host)
+        skip = set(tuple(p) for p in exclude or [])
+        return [r for r in next_runs(plan, records, host) if (r['benchmark'], r['cell']) not in skip]
     except (KeyError, TypeError) as e:
         raise AnsibleFilterError('gate_runs: malformed plan or record: %s' % e)
 

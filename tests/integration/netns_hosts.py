@@ -78,6 +78,7 @@ class Fleet(object):
 def ssh_hosts(n, tmp):
     fleet = Fleet(tmp)
     tmp = fleet.tmp
+    tmp.mkdir(parents=True, exist_ok=True)
     sh('ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', fleet.key)
     hostkey = tmp / 'host_ed25519'
     sh('ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', hostkey)

@@ -55,6 +55,16 @@ def test_the_gate_adds_runs_to_noisy_cells_only_and_never_beyond_the_cap():
     assert next_runs(dict(plan, gates={}), records, 'h1') == []
 
 
+def test_the_gate_leaves_cells_with_a_failed_run_alone():
+    """A cell whose run failed gives no record: without the exclusion the gate would ask for it
+    again and again (bench_run's gate.yml passes the failed pairs)."""
+    from ansible_collections.benchlab.bench.plugins.filter.gate_runs import gate_runs
+    plan = expand_plan(MATRIX)
+    records = [rec('w', 'quiet', 100), rec('w', 'quiet', 150)]  # noisy's runs all failed
+    assert sorted(m['cell'] for m in gate_runs(plan, records, 'h1')) == ['noisy', 'quiet']
+    assert [m['cell'] for m in gate_runs(plan, records, 'h1', exclude=[['w', 'noisy']])] == ['quiet']
+
+
 def test_analysis_reports_the_gate_and_flags_the_cap():
     plan = expand_plan(MATRIX)
     records = [rec('w', 'quiet', v) for v in (100, 101, 99)] + [rec('w', 'noisy', v) for v in (100, 150) * 3]

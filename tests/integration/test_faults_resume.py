@@ -1,0 +1,176 @@
+"""Faults, signals and resume (issue 9), on the real playbook.
+
+- SIGTERM or SIGINT to ansible-playbook mid-run: results.jsonl stays intact (every line a whole
+  record), the report is written and marked interrupted, nothing the modules made is left behind.
+- Re-running with the same run id measures only what is missing; the final report has every
+  record once.
+- A benchmark killed mid-run is recorded as a failed cell with its reason and the host goes on
+  with its other cells; a host that becomes unreachable mid-run is listed with its reason while
+  the other hosts finish; the play ends non-zero.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import BIN, REPO, load_run, run, run_dirs
+from netns_hosts import ssh_hosts
+
+
+def playbook(env, matrix_file, *extra):
+    return [str(BIN / 'ansible-playbook'), 'playbooks/bench.yml', '-i', 'inventories/local', '-e', '@%s' % matrix_file,
+            '-e', 'bench_install_tools=false'] + list(extra)
+
+
+def write_matrix(path, matrix):
+    path.write_text(yaml.safe_dump({'bench_matrix': matrix}))
+    return path
+
+
+def wait_for_records(jsonl, n, proc, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if jsonl.exists() and len(jsonl.read_text().splitlines()) >= n:
+            return
+        assert proc.poll() is None, 'the playbook ended before %d records' % n
+        time.sleep(0.2)
+    raise AssertionError('no %d records in %s' % (n, jsonl))
+
+
+def processes_under(path):
+    marker = str(path).encode()
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                if marker in Path('/proc/%s/cmdline' % entry).read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT], ids=['SIGTERM', 'SIGINT'])
+def test_signal_keeps_results_and_writes_an_interrupted_report_then_resume_completes(signum, tmp_path, env):
+    data = tmp_path / 'data'
+    data.mkdir()
+    matrix = write_matrix(tmp_path / 'matrix.yml', {
+        'name': 'signal', 'repetitions': 6, 'methodology': {'cooldown_s': 1, 'quiesce': False},
+        'cells': [{'name': 'host', 'host': 'localhost', 'path': str(data)}],
+        'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]})
+    env = dict(env, BENCHLAB_RUN_ID='signal-run')
+    proc = subprocess.Popen(playbook(env, matrix), cwd=str(REPO), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    jsonl = tmp_path / 'runs' / 'signal-run' / 'results.jsonl'
+    try:
+        wait_for_records(jsonl, 2, proc)
+        proc.send_signal(signum)
+        out, _err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    run_dir = tmp_path / 'runs' / 'signal-run'
+    results, lines = load_run(run_dir)  # every line of results.jsonl is a whole JSON record
+    assert 2 <= len(lines) < 6
+    assert results['status'] == 'interrupted' and len(results['records']) == len(lines)
+    assert 'interrupted' in (run_dir / 'report.md').read_text()
+    time.sleep(1)
+    assert processes_under(data) == [] and list(data.iterdir()) == [], out[-2000:]
+
+    # the same run id again: only the missing repetitions run
+    proc2 = run(playbook(env, matrix), env)
+    assert proc2.returncode == 0, proc2.stdout[-3000:]
+    results, lines2 = load_run(run_dir)
+    assert results['status'] == 'complete'
+    assert len(lines2) == 6 and len(results['records']) == 6
+    assert lines2[:len(lines)] == lines  # what was measured before is kept, not measured again
+    assert results['plan']['resume']['skipped'] == len(lines)
+    (bench,) = results['analysis']['benchmarks']
+    assert bench['cells'][0]['n'] == 6
+
+
+def test_resume_by_name_of_a_missing_run_is_a_clear_error(tmp_path, env):
+    matrix = write_matrix(tmp_path / 'matrix.yml', {
+        'name': 'resume', 'repetitions': 1, 'cells': [{'name': 'host', 'host': 'localhost', 'path': '/var/tmp'}],
+        'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '1M'}}]})
+    proc = run(playbook(env, matrix, '-e', 'bench_resume=no-such-run'), env)
+    assert proc.returncode != 0
+    assert "bench_resume: no run 'no-such-run'" in proc.stdout + proc.stderr
+
+
+@pytest.fixture
+def one_ssh_host(tmp_path):
+    if not Path('/usr/sbin/sshd').exists():
+        pytest.skip('openssh-server is not installed (.ci/run installs it)')
+    with ssh_hosts(1, tmp_path / 'fleet') as fleet:
+        yield fleet
+
+
+def test_killed_benchmark_and_lost_host_are_failed_cells_the_rest_finishes(tmp_path, env, one_ssh_host):
+    fleet = one_ssh_host
+    inventory = fleet.inventory()
+    inventory['all']['hosts']['localhost'] = {'ansible_connection': 'local',
+                                              'ansible_python_interpreter': str(BIN / 'python')}
+    (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(inventory))
+    dirs = {}
+    for name in ('local-a', 'local-b', 'remote'):
+        dirs[name] = tmp_path / name
+        dirs[name].mkdir()
+    matrix = write_matrix(tmp_path / 'matrix.yml', {
+        'name': 'faults', 'repetitions': 2, 'baseline': 'local-a',
+        'methodology': {'cooldown_s': 0, 'quiesce': False},
+        'cells': [{'name': 'local-a', 'host': 'localhost', 'path': str(dirs['local-a'])},
+                  {'name': 'local-b', 'host': 'localhost', 'path': str(dirs['local-b'])},
+                  {'name': 'remote', 'host': 'node01', 'path': str(dirs['remote'])}],
+        'benchmarks': [{'name': 'fio-read', 'tool': 'fio',
+                        'params': {'rw': 'read', 'bs': '64k', 'size': '8M', 'runtime': 3, 'time_based': True}}]})
+    argv = [str(BIN / 'ansible-playbook'), 'playbooks/bench.yml', '-i', str(tmp_path / 'inventory.yml'),
+            '-e', '@%s' % matrix, '-e', 'bench_install_tools=false']
+    env = dict(env, **fleet.env())
+    proc = subprocess.Popen(argv, cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    killed = cut = False
+    try:
+        deadline = time.monotonic() + 600
+        while proc.poll() is None and time.monotonic() < deadline:
+            if not killed:  # kill the first fio of cell local-b
+                for pid in processes_under(dirs['local-b']):
+                    try:
+                        if Path('/proc/%d/comm' % pid).read_text().strip() == 'fio':
+                            os.kill(pid, signal.SIGKILL)
+                            killed = True
+                    except OSError:
+                        pass
+            jsonl = next(iter(run_dirs(tmp_path / 'runs')), tmp_path / 'x') / 'results.jsonl'
+            if not cut and jsonl.exists() and any('"node01"' in line for line in jsonl.read_text().splitlines()):
+                fleet.cut('node01')  # after its first record, the remote host is lost
+                cut = True
+            time.sleep(0.05)
+        out, _err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert killed and cut
+    assert proc.returncode != 0
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    results, lines = load_run(run_dir)
+    per_cell = {}
+    for r in lines:
+        per_cell.setdefault(r['labels']['cell'], []).append(r)
+    # localhost went on: local-a has both repetitions, local-b the one that was not killed
+    assert len(per_cell['local-a']) == 2 and len(per_cell['local-b']) == 1, out[-3000:]
+    assert len(per_cell['remote']) == 1
+    failed = {(f.get('host'), f.get('cell')): f for f in results['failed']}
+    assert ('localhost', 'local-b') in failed, results['failed']
+    assert 'signal' in failed[('localhost', 'local-b')]['msg'].lower() or '-9' in failed[('localhost', 'local-b')]['msg']
+    assert any(f['host'] == 'node01' and 'unreachable' in f['msg'] for f in results['failed']), results['failed']
+    report = (run_dir / 'report.md').read_text()
+    assert 'local-b' in report and 'unreachable' in report
