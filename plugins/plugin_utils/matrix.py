@@ -76,10 +76,32 @@ def semantic_problems(matrix, inventory_hosts=None):
             if c.get('host') not in inventory_hosts:
                 problems.append('bench_matrix.cells[%d].host: %r is not in the inventory' % (i, c.get('host')))
         for i, b in enumerate(matrix.get('benchmarks', [])):
-            server = (b.get('params') or {}).get('server_host')
-            if server is not None and server not in inventory_hosts:
-                problems.append('bench_matrix.benchmarks[%d].params.server_host: %r is not in the inventory' % (i, server))
+            problems.extend(_host_problems('bench_matrix.benchmarks[%d].params' % i, b.get('params'), inventory_hosts))
+        for i, c in enumerate(cells):
+            for tool, params in sorted((c.get('params') or {}).items()):
+                problems.extend(_host_problems('bench_matrix.cells[%d].params.%s' % (i, tool), params, inventory_hosts))
     return problems
+
+
+def _host_problems(where, params, inventory_hosts):
+    """The hosts an iperf params block names (server_host, concurrent pairs) must be in the inventory."""
+    params = params or {}
+    problems = []
+    server = params.get('server_host')
+    if server is not None and server not in inventory_hosts:
+        problems.append('%s.server_host: %r is not in the inventory' % (where, server))
+    for j, pair in enumerate(params.get('concurrent') or []):
+        for key in ('client_host', 'server_host'):
+            if pair.get(key) is not None and pair[key] not in inventory_hosts:
+                problems.append('%s.concurrent[%d].%s: %r is not in the inventory' % (where, j, key, pair[key]))
+    return problems
+
+
+def run_params(benchmark, cell):
+    """A run's params: the benchmark's, overridden by the cell's params for this tool."""
+    params = dict(benchmark.get('params') or {})
+    params.update((cell.get('params') or {}).get(benchmark['tool']) or {})
+    return params
 
 
 def effective_methodology(matrix, benchmark):
@@ -134,7 +156,7 @@ def expand_plan(matrix, inventory_hosts=None):
     def run(b, cname, rep, warmup=False):
         c = by_name[cname]
         return dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'], benchmark=b['name'],
-                    params=dict(b.get('params') or {}), repetition=rep,
+                    params=run_params(b, c), repetition=rep,
                     labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
                     guards=run_guards(b['methodology'], rep, warmup),
                     drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'])

@@ -1,0 +1,217 @@
+"""The local lab for real: LXC containers on this machine (benchlab.bench.local_lab), reached by
+Ansible over SSH, benchmarked by playbooks/lab_bench.yml, and torn down also when a play fails.
+
+The tests use their own prefix `blt` and network 198.19.0.0/16 (inside 198.18.0.0/15), so a lab
+of `make bench` (prefix bl, 198.18.0.0/16) may exist at the same time. The root file system is
+built once by mmdebstrap and cached in /var/cache/benchlab (about 1.5 minutes cold)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, REPO, load_run, run, run_dirs
+
+sys.path.insert(0, str(REPO / 'tests' / 'utils'))
+from bl_lab_state import lab_is_gone, snapshot  # noqa: E402
+
+from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record  # noqa: E402
+
+PREFIX = 'blt'
+HOST_ADDR = '198.19.0.1'
+G1, G2 = 'blt-g1', 'blt-g2'
+A1, A2 = '198.19.0.11', '198.19.1.12'
+LAB_VARS = {
+    'local_lab_prefix': PREFIX,
+    'local_lab_host_address': HOST_ADDR,
+    'local_lab_loop_size': '1G',
+    'local_lab_guests': [
+        {'name': G1, 'storage': 'dir', 'net': 'bridged', 'address': A1},
+        {'name': G2, 'storage': 'loop', 'net': 'routed', 'address': A2},
+    ],
+}
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which('lxc-start') or not shutil.which('mmdebstrap'),
+    reason='the local lab needs root, lxc and mmdebstrap')
+
+
+def teardown_lab(env):
+    proc = run([BIN / 'ansible-playbook', 'playbooks/teardown.yml', '-i', 'inventories/local',
+                '-e', 'local_lab_prefix=%s' % PREFIX], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc
+
+
+@pytest.fixture
+def clean_lab(env):
+    """No blt lab before the test; none after it, whatever happened."""
+    teardown_lab(env)
+    assert lab_is_gone(PREFIX) == {}
+    try:
+        yield snapshot(PREFIX)
+    finally:
+        teardown_lab(env)
+
+
+def extra_vars(tmp_path, **more):
+    path = tmp_path / 'lab-vars.json'
+    path.write_text(json.dumps(dict(LAB_VARS, **more)))
+    return '@%s' % path
+
+
+def recap(stdout, host='localhost'):
+    return [line for line in stdout.splitlines() if line.startswith(host + ' ') and 'ok=' in line][-1]
+
+
+def lab_iperf_processes():
+    out = subprocess.run(['ps', '-eo', 'pid,args'], capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if 'iperf' in line and '198.19.' in line]
+
+
+MATRIX = {
+    'name': 'blt-lab',
+    'repetitions': 1,
+    'baseline': 'host',
+    'methodology': {'cooldown_s': 0, 'quiesce': False},
+    'cells': [
+        {'name': 'host', 'host': 'localhost', 'path': '/var/tmp', 'labels': {'platform': 'host'}},
+        {'name': 'g1', 'host': G1, 'path': '/var/tmp'},
+        {'name': 'g2', 'host': G2, 'path': '/var/tmp'},
+        {'name': 'host-to-g1', 'host': 'localhost', 'path': '/tmp', 'labels': {'direction': 'host-guest'},
+         'params': {'iperf': {'server_host': G1, 'server_address': A1}}},
+        {'name': 'g1-to-g2', 'host': G1, 'path': '/tmp', 'labels': {'direction': 'guest-guest'},
+         'params': {'iperf': {'server_host': G2, 'server_address': A2}}},
+        {'name': 'g2-to-host-x2', 'host': G2, 'path': '/tmp', 'labels': {'direction': 'guest-host'},
+         'params': {'iperf': {'server_host': 'localhost', 'server_address': HOST_ADDR, 'port': 15801,
+                              'concurrent': [{'client_host': G1, 'server_host': 'localhost',
+                                              'server_address': HOST_ADDR}]}}},
+        # the injected failure: an iperf server that cannot bind (no such address in the guest)
+        {'name': 'boom', 'host': G1, 'path': '/tmp',
+         'params': {'iperf': {'server_host': G2, 'server_address': '198.19.9.9'}}},
+    ],
+    'benchmarks': [
+        {'name': 'dd-write', 'tool': 'dd', 'cells': ['host', 'g1', 'g2'], 'params': {'test': 'write', 'size': '8M'}},
+        {'name': 'iperf', 'tool': 'iperf', 'cells': ['host-to-g1', 'g1-to-g2', 'g2-to-host-x2'], 'params': {'time': 1}},
+        {'name': 'boom', 'tool': 'iperf', 'cells': ['boom'], 'params': {'time': 1}},
+    ],
+}
+
+
+def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_path, env, clean_lab):
+    before = clean_lab
+    mfile = tmp_path / 'matrix.json'
+    mfile.write_text(json.dumps({'bench_lab_matrix': MATRIX}))
+    proc = run([BIN / 'ansible-playbook', 'playbooks/lab_bench.yml', '-i', 'inventories/local',
+                '-e', extra_vars(tmp_path), '-e', '@%s' % mfile], env)
+    out = proc.stdout + proc.stderr
+    # the injected failure fails the run, after the teardown play
+    assert proc.returncode != 0, out[-4000:]
+    assert 'lab_bench: ' in out and 'boom' in out, out[-4000:]
+    assert out.index('Tear the lab down, always') < out.index('Fail the run if a play failed')
+    # Ansible reached both guests over SSH, at their lab addresses
+    assert '%s -> %s(%s)' % ('localhost', G1, A1) in out or ('[%s]' % G1) in out
+    runs = run_dirs(tmp_path / 'runs')
+    assert len(runs) == 1
+    _results, jsonl = load_run(runs[0])
+    for rec in jsonl:
+        assert validate_record({k: v for k, v in rec.items() if k != 'host'}) == []
+    by = Counter((r['host'], r['tool'], r['labels']['cell']) for r in jsonl)
+    assert by[('localhost', 'dd', 'host')] == by[(G1, 'dd', 'g1')] == by[(G2, 'dd', 'g2')] == 1, by
+    assert by[('localhost', 'iperf3', 'host-to-g1')] == by[(G1, 'iperf3', 'g1-to-g2')] == 1, by
+    assert by[(G2, 'iperf3', 'g2-to-host-x2')] == 2, by   # two pairs at once, a record each
+    # the records carry the labels the role gave the guests
+    for rec in jsonl:
+        if rec['labels']['cell'] == 'g1':
+            assert {k: rec['labels'][k] for k in ('platform', 'storage', 'net')} == \
+                {'platform': 'container', 'storage': 'dir', 'net': 'bridged'}
+        if rec['labels']['cell'] == 'g2':
+            assert {k: rec['labels'][k] for k in ('platform', 'storage', 'net')} == \
+                {'platform': 'container', 'storage': 'loop', 'net': 'routed'}
+        if rec['tool'] == 'dd':
+            assert rec['metrics']['throughput']['value'] > 0
+            assert rec['metrics']['bytes']['value'] == 8 * 1024 * 1024
+        else:
+            assert rec['metrics']['throughput']['value'] > 0
+            assert rec['params']['server'] != '127.0.0.1'
+    pairs = sorted((r['labels'].get('pair'), r['labels'].get('pairs'), r['labels'].get('client'))
+                   for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2')
+    assert pairs == [(1, 2, None), (2, 2, G1)]
+    assert not any(r['labels']['cell'] == 'boom' for r in jsonl)
+    # nothing of the lab is left: containers, links, routes, loop devices, mounts, processes, files
+    assert snapshot(PREFIX) == before
+    assert lab_is_gone(PREFIX) == {}
+    assert lab_iperf_processes() == []
+
+
+def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down(tmp_path, env, clean_lab):
+    before = clean_lab
+    # what a killed run leaves: a bridge without address, a container with a stale config and an
+    # empty root, a stray container the lab does not know, a buffered loop device on the image
+    subprocess.run(['ip', 'link', 'add', PREFIX + 'br0', 'type', 'bridge'], check=True)
+    for ct in (G1, 'blt-g9'):
+        root = Path('/var/lib/lxc/%s/rootfs' % ct)
+        root.mkdir(parents=True)
+        (root.parent / 'config').write_text('lxc.uts.name = %s\nlxc.rootfs.path = dir:%s\n' % (ct, root))
+    labdir = Path('/var/lib/benchlab/%s' % PREFIX)
+    labdir.mkdir(parents=True, mode=0o700)
+    img = labdir / (G2 + '.img')
+    subprocess.run(['truncate', '-s', '1G', str(img)], check=True)
+    stray_dev = subprocess.run(['losetup', '--find', '--show', str(img)], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    assert lab_is_gone(PREFIX) != {}
+
+    play = tmp_path / 'lab.yml'
+    play.write_text('''
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: benchlab.bench.local_lab
+    - ansible.builtin.command: cat /etc/benchlab-rootfs /proc/1/cmdline
+      delegate_to: "{{ item }}"
+      loop: "{{ groups['benchlab_lab'] }}"
+      changed_when: false
+      register: probe
+    - ansible.builtin.debug:
+        msg: "LAB {{ item }} {{ hostvars[item].ansible_host }} {{ hostvars[item].bench_lab_labels | dictsort | map('join', '=') | join(',') }}
+              dio={{ hostvars[item].bench_lab_loop_direct_io | default('-') }}"
+      loop: "{{ groups['benchlab_lab'] }}"
+''')
+    first = run([BIN / 'ansible-playbook', play, '-i', 'inventories/local', '-e', extra_vars(tmp_path)], env)
+    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
+    assert 'changed=0' not in recap(first.stdout)
+    for name, addr in ((G1, A1), (G2, A2)):
+        assert 'localhost -> %s(%s)' % (name, addr) in first.stdout   # reached over SSH
+    assert 'LAB %s %s net=bridged,platform=container,storage=dir,virt=lxc dio=-' % (G1, A1) in first.stdout
+    assert 'LAB %s %s net=routed,platform=container,storage=loop,virt=lxc dio=True' % (G2, A2) in first.stdout
+    # the stray loop device was reused (not a second one), now with direct I/O, and mounted
+    loops = subprocess.run(['losetup', '-n', '-O', 'NAME,DIO', '-j', str(img)], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert loops == [stray_dev, '1']
+    assert subprocess.run(['findmnt', '-n', '-o', 'SOURCE', '/var/lib/lxc/%s/rootfs' % G2], capture_output=True,
+                          text=True, check=False).stdout.strip() == stray_dev
+
+    second = run([BIN / 'ansible-playbook', play, '-i', 'inventories/local', '-e', extra_vars(tmp_path)], env)
+    assert second.returncode == 0, second.stdout[-4000:]
+    assert 'changed=0' in recap(second.stdout) and 'failed=0' in recap(second.stdout), recap(second.stdout)
+
+    # a matrix naming a guest that does not exist fails in the planning play: the lab is still removed
+    bad = dict(MATRIX, cells=MATRIX['cells'][:1] + [dict(MATRIX['cells'][1], host='blt-g7')],
+               benchmarks=MATRIX['benchmarks'][:1])
+    bad['benchmarks'] = [dict(bad['benchmarks'][0], cells=['host', 'g1'])]
+    mfile = tmp_path / 'bad.json'
+    mfile.write_text(json.dumps({'bench_lab_matrix': bad}))
+    proc = run([BIN / 'ansible-playbook', 'playbooks/lab_bench.yml', '-i', 'inventories/local',
+                '-e', extra_vars(tmp_path), '-e', '@%s' % mfile], env)
+    assert proc.returncode != 0
+    assert "bench_matrix.cells[1].host: 'blt-g7' is not in the inventory" in proc.stdout
+    assert 'Benchmark dd' not in proc.stdout
+    assert not Path('/var/lib/lxc/blt-g9').exists()   # the stray container the lab did not know
+    assert snapshot(PREFIX) == before
+    assert lab_is_gone(PREFIX) == {}
