@@ -11,10 +11,17 @@ SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: bench test setup venv tools sanity lint units fuzz integration perf build clean
+.PHONY: bench test setup venv tools sanity lint units fuzz integration perf build clean clean-lab
 
+# The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
+# the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
 bench: setup
-	$(BIN)/ansible-playbook playbooks/bench.yml -i inventories/local
+	$(BIN)/ansible-playbook playbooks/lab_bench.yml -i inventories/local
+
+# Remove the local lab (containers, processes, mounts, loop devices, routes, veths, bridge, images);
+# safe on a half-built lab or none. The rootfs cache /var/cache/benchlab is kept.
+clean-lab: venv $(COLL_LINK)
+	$(BIN)/ansible-playbook playbooks/teardown.yml -i inventories/local
 
 test: setup sanity lint units fuzz integration
 
