@@ -29,8 +29,8 @@ options:
     required: true
   exclude:
     description:
-      - (benchmark, cell) pairs to leave alone, e.g. those with a failed run: a cell that fails is
-        not repeated by the gate.
+      - Pairs C([benchmark, cell]) to leave alone, e.g. those with a failed run. A cell that fails
+        is not repeated by the gate.
     type: list
     elements: list
     default: []

@@ -13,7 +13,10 @@ SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas'
 DEFAULT_REPETITIONS = 3
 # Methodology defaults (DESIGN.md section 5); a matrix overrides them globally or per benchmark.
 DEFAULT_METHODOLOGY = {'warmup': False, 'cooldown_s': 2, 'quiesce': True, 'max_load_per_cpu': 0.75,
-                       'quiesce_wait_s': 0, 'drop_hypervisor_caches': True}
+                       'quiesce_wait_s': 0, 'drop_hypervisor_caches': True, 'async_after_s': 120}
+# Conservative rates (MB/s) for the duration estimate of runs whose length is set by a size.
+_EST_MB_S = {'dd': 50.0, 'fio': 50.0, 'sysbench_fileio': 100.0, 'compress': 5.0, 'bonnie': 30.0}
+_DEFAULT_SIZE = {'dd': '256M', 'fio': '256M', 'sysbench_fileio': '1G', 'compress': '32M'}
 
 
 class MatrixError(ValueError):
@@ -117,6 +120,54 @@ def effective_repetitions(matrix, benchmark):
     return int(benchmark.get('repetitions', matrix.get('repetitions', DEFAULT_REPETITIONS)))
 
 
+def estimate_s(tool, params):
+    """A rough upper estimate of one run's duration in seconds, or None when unknown (bonnie++ at
+    its default of twice the RAM). Only used to decide which runs go async."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+    p = params or {}
+
+    def mb(default):
+        try:
+            return parse_size(p.get('size', default)) / 1e6
+        except (UnitError, TypeError, ValueError):
+            return None
+
+    if tool == 'iperf':
+        return float(p.get('time', 10)) + 2
+    if tool == 'dbench':
+        return (float(p.get('time', 60)) + 2) * max(len(p.get('clients') or [1]), 1)
+    if tool == 'fio' and p.get('runtime'):
+        return float(p['runtime']) + (mb('256M') or 0) / 200.0
+    if tool == 'sysbench_fileio':
+        return float(p.get('time', 60)) + (mb('1G') or 0) / _EST_MB_S[tool]
+    if tool == 'bonnie' and 'size' not in p:
+        return None
+    size = mb(_DEFAULT_SIZE.get(tool, '256M'))
+    if size is None:
+        return None
+    factor = 2.0 if (tool == 'dd' and p.get('test') == 'copy') else 1.0
+    if tool == 'compress':
+        factor = 2.0 * max(len(p.get('compressors') or ['bzip2']), 1)
+    if tool == 'bonnie':
+        factor = 3.0
+    return size / _EST_MB_S.get(tool, 50.0) * factor
+
+
+def run_timing(tool, params, methodology):
+    """(async_s, poll_s) of a run. Runs expected to last async_after_s or more, runs of unknown
+    length and runs with a timeout_s go async: an SSH drop then does not kill the benchmark, and
+    the timeout stops it (the run is recorded as failed). Short runs stay synchronous (async
+    polling would cost more than they take)."""
+    est = estimate_s(tool, params)
+    timeout = methodology.get('timeout_s')
+    if timeout:
+        return int(timeout), int(min(max((est or 60) / 10.0, 2), 30))
+    if est is None or est >= methodology['async_after_s']:
+        limit = 6 * 3600 if est is None else max(3 * est, est + 600)
+        return int(limit), int(min(max((est or 600) / 20.0, 5), 60))
+    return 0, 0
+
+
 def run_guards(methodology, repetition, warmup=False):
     """The guards option a run's module gets (module_utils/guards.py)."""
     return {'quiesce': methodology['quiesce'], 'max_load_per_cpu': methodology['max_load_per_cpu'],
@@ -159,7 +210,8 @@ def expand_plan(matrix, inventory_hosts=None):
                     params=run_params(b, c), repetition=rep,
                     labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
                     guards=run_guards(b['methodology'], rep, warmup),
-                    drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'])
+                    drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'],
+                    **dict(zip(('async_s', 'poll_s'), run_timing(b['tool'], run_params(b, c), b['methodology']))))
 
     runs = [run(b, cname, 0, warmup=True) for b in benchmarks if b['methodology']['warmup'] for cname in b['cells']]
     for rep in range(1, max(b['repetitions'] for b in benchmarks) + 1):

@@ -65,7 +65,7 @@ def test_run_contents(matrix):
                      'labels': {'platform': 'host', 'storage': 'rootfs', 'cell': 'host-rootfs', 'benchmark': 'dd-write'},
                      'guards': {'quiesce': True, 'max_load_per_cpu': 0.75, 'quiesce_wait_s': 0, 'cooldown_s': 0,
                                 'warmup': False},
-                     'drop_hypervisor_caches': True}
+                     'drop_hypervisor_caches': True, 'async_s': 0, 'poll_s': 0}
     assert second['path'] == '/dev/shm'
     assert second['labels'] == {'platform': 'host', 'storage': 'tmpfs', 'cell': 'host-tmpfs', 'benchmark': 'dd-write'}
     fio = [r for r in runs if r['benchmark'] == 'fio-randread'][0]
@@ -228,3 +228,25 @@ def test_bad_methodology_names_the_field(matrix, methodology, message):
     with pytest.raises(MatrixError) as e:
         expand_plan(m, HOSTS)
     assert message in str(e.value) and 'bench_matrix.benchmarks[0]' in str(e.value)
+
+
+def test_long_runs_and_runs_with_a_timeout_go_async():
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import estimate_s, run_timing, DEFAULT_METHODOLOGY
+    m = dict(DEFAULT_METHODOLOGY)
+    assert estimate_s('iperf', {'time': 60}) == 62
+    assert estimate_s('dbench', {'clients': [1, 4], 'time': 10}) == 24
+    assert estimate_s('dd', {'size': '1G'}) == pytest.approx(1073.74 / 50, rel=1e-3)
+    assert estimate_s('dd', {'size': '1G', 'test': 'copy'}) == pytest.approx(2 * 1073.74 / 50, rel=1e-3)
+    assert estimate_s('bonnie', {}) is None
+    assert run_timing('iperf', {'time': 5}, m) == (0, 0)                      # short: synchronous
+    async_s, poll_s = run_timing('dd', {'size': '48G'}, m)                   # the field report's 78 minutes
+    assert async_s == int(3 * 48 * 1024 ** 3 / 1e6 / 50) and 5 <= poll_s <= 60
+    assert run_timing('bonnie', {}, m)[0] == 6 * 3600                        # unknown length: async, capped
+    assert run_timing('iperf', {'time': 5}, dict(m, timeout_s=30)) == (30, 2)  # a timeout: async so it can kill
+    assert run_timing('fio', {'runtime': 200}, dict(m, async_after_s=300)) == (0, 0)
+
+
+def test_timing_reaches_the_runs(matrix):
+    matrix = dict(matrix, methodology={'timeout_s': 900})
+    runs = expand_plan(matrix, HOSTS)['runs']
+    assert {r['async_s'] for r in runs} == {900}
