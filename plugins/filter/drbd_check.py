@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: drbd_check
+short_description: Check DRBD resource definitions before anything is installed or written
+version_added: 0.1.0
+description:
+  - Runs the checks of the M(benchlab.bench.drbd_resource) module on the controller (missing C(on)
+    sections, bad protocol, duplicate minor, address clash, secrets without C(cram_hmac_alg),
+    refused legacy keys, ...) and fails naming the field.
+  - Returns a summary without the shared secret.
+options:
+  _input:
+    description: The resources (the C(drbd_resources) variable of the C(benchlab.bench.drbd) role).
+    type: list
+    elements: dict
+    required: true
+  syntax:
+    description: V(8.4) or V(9); V(auto) checks with the DRBD 9 rules (the module re-checks with the real syntax).
+    type: str
+    default: auto
+author:
+  - benchlab.bench maintainers (@benchlab)
+'''
+
+EXAMPLES = r'''
+- name: Fail early on a broken resource
+  ansible.builtin.set_fact:
+    checked: "{{ drbd_resources | benchlab.bench.drbd_check('9') }}"
+'''
+
+RETURN = r'''
+_value:
+  description: Per resource C(name), C(protocol), C(nodes) (names), C(minors), C(primary) and C(notes) (legacy key translations).
+  type: list
+  elements: dict
+'''
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import DrbdConfigError, check_resources, redact
+
+
+def drbd_check(resources, syntax='auto'):
+    if not isinstance(resources, list):
+        raise AnsibleFilterError('drbd_check: drbd_resources must be a list, got %s' % type(resources).__name__)
+    secrets = [r.get('shared_secret') for r in resources if isinstance(r, dict) and r.get('shared_secret')]
+    try:
+        norms = check_resources(resources, '9' if syntax in (None, 'auto') else syntax)
+    except DrbdConfigError as e:
+        raise AnsibleFilterError('drbd_check: %s' % redact(str(e), [str(s) for s in secrets]))
+    out = []
+    for raw, norm in zip(resources, norms):
+        primary = raw.get('primary') or norm['nodes'][0]['name']
+        if primary not in [n['name'] for n in norm['nodes']]:
+            raise AnsibleFilterError('drbd_check: drbd_resources (%s).primary: %s is not one of its nodes (%s)'
+                                     % (norm['name'], primary, ', '.join(n['name'] for n in norm['nodes'])))
+        out.append({'name': norm['name'], 'protocol': norm['protocol'], 'primary': primary,
+                    'nodes': [n['name'] for n in norm['nodes']],
+                    'minors': sorted(set(n['minor'] for n in norm['nodes'])),
+                    'mount': raw.get('mount'), 'fstype': raw.get('fstype', 'ext4'), 'notes': norm['notes']})
+    return out
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'drbd_check': drbd_check}
