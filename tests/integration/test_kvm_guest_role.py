@@ -1,0 +1,234 @@
+"""The kvm_guest role through ansible-playbook against libvirt's test driver.
+
+The test driver keeps its domains in memory per connection, and every Ansible task opens its own
+connection (in its own process). So the test driver is served by a private libvirtd
+(tests/vm/libvirtd_lab.py: own mount + network namespaces, nothing written to the machine's
+libvirt directories), reached as test+unix:///default?socket=..., and this test holds one
+connection open for the whole module: the domains and networks the role defines in one task are
+still there in the next, exactly like with a real hypervisor.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BIN, REPO, ansible_env, run
+
+sys.path.insert(0, str(REPO / 'tests' / 'vm'))
+import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
+
+pytestmark = pytest.mark.skipif(subprocess.run(['sh', '-c', 'command -v libvirtd virt-xml-validate qemu-img'],
+                                               capture_output=True, check=False).returncode != 0,
+                                reason='libvirt-daemon, libvirt-clients and qemu-utils are needed')
+
+NAME = 'kvmt-td-guest'
+
+
+@pytest.fixture(scope='module')
+def lab(tmp_path_factory):
+    libvirt = pytest.importorskip('libvirt')
+    pytest.importorskip('lxml')
+    if not (REPO / '.collections/ansible_collections/community/libvirt').is_dir():
+        pytest.skip('community.libvirt is not in the collections path (make setup)')
+    work = tmp_path_factory.mktemp('kvmt-lab')
+    daemon = libvirtd_lab.Libvirtd(work / 'libvirtd')
+    daemon.start()
+    try:
+        uri = 'test+unix:///default?socket=%s' % daemon.sock
+        keeper = libvirt.open(uri)  # keeps the test driver's state alive between tasks
+        try:
+            yield {'daemon': daemon, 'uri': uri, 'conn': keeper, 'work': work}
+        finally:
+            keeper.close()
+    finally:
+        daemon.stop()
+        libvirtd_lab.cleanup_dir(work)
+
+
+def playbook(lab, tmp_path, role_vars, name='kvm_guest'):
+    """Apply the role on localhost (once per entry of role_vars['kvmt_guests'], else once with role_vars).
+
+    Return (proc, the recap's changed count, {'groups': ..., 'hosts': {name: hostvars}} of the added guests).
+    """
+    dump = tmp_path / 'added.json'
+    dump.unlink(missing_ok=True)
+    guests = role_vars.get('kvmt_guests', [role_vars])
+    tasks = [{'name': 'role %d' % i, 'ansible.builtin.include_role': {'name': 'benchlab.bench.' + name}, 'vars': g}
+             for i, g in enumerate(guests)]
+    names = [g['kvm_guest_name'] for g in guests]
+    content = ("{{ {'groups': groups, 'hosts': dict(kvmt_names | zip(kvmt_names | map('extract', hostvars)))}"
+               " | to_json }}")
+    tasks.append({'name': 'dump', 'ansible.builtin.copy': {'dest': str(dump), 'mode': '0600', 'content': content},
+                  'vars': {'kvmt_names': names}, 'changed_when': False,
+                  'when': guests[0].get('kvm_guest_state', 'present') == 'present'})
+    book = [{'name': 'kvm_guest', 'hosts': 'localhost', 'gather_facts': False, 'tasks': tasks}]
+    path = tmp_path / 'play.yml'
+    path.write_text(json.dumps(book))
+    proc = run([BIN / 'ansible-playbook', '-i', REPO / 'inventories/local', path], ansible_env(tmp_path))
+    recap = [line for line in proc.stdout.splitlines() if line.startswith('localhost') and 'ok=' in line]
+    changed = int(recap[-1].split('changed=')[1].split()[0]) if recap else None
+    added = json.loads(dump.read_text()) if dump.exists() else None
+    return proc, changed, added
+
+
+def base_vars(lab, tmp_path, **extra):
+    images = lab['work'] / 'images'
+    base = lab['work'] / 'base.qcow2'
+    if not base.exists():
+        subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', str(base), '64M'], check=True)
+    v = {'kvm_guest_name': NAME, 'kvm_guest_uri': lab['uri'], 'kvm_guest_domain_type': 'test',
+         'kvm_guest_base_image': str(base), 'kvm_guest_image_dir': str(images)}
+    v.update(extra)
+    return v
+
+
+def domains(lab):
+    return {d.name(): d for d in lab['conn'].listAllDomains()}
+
+
+def networks(lab):
+    return {n.name(): n for n in lab['conn'].listAllNetworks()}
+
+
+def test_define_start_is_idempotent_and_teardown_removes_everything(lab, tmp_path):
+    pubkey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKvmtkvmtkvmtkvmtkvmtkvmtkvmtkvmtkvmtkvmtkvm kvmt@test'
+    v = base_vars(lab, tmp_path, kvm_guest_network_mode='routed', kvm_guest_network_name='kvmt-routed',
+                  kvm_guest_network_bridge='kvmtbr0', kvm_guest_network_address='198.19.77.1',
+                  kvm_guest_ip='198.19.77.2', kvm_guest_data_disk_size='16M', kvm_guest_cloud_init=True,
+                  kvm_guest_ssh_public_key=pubkey, kvm_guest_memory_mib=256, kvm_guest_vcpus=2,
+                  kvm_guest_labels={'kvm_version': 'distro'})
+    proc, changed, added = playbook(lab, tmp_path, v)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert changed > 0
+    images = lab['work'] / 'images'
+    xml_file = images / (NAME + '.xml')
+    # the role validated its XML; check it again independently
+    check = subprocess.run(['virt-xml-validate', str(xml_file), 'domain'], capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+    check = subprocess.run(['virt-xml-validate', str(images / 'kvmt-routed.network.xml'), 'network'],
+                           capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # defined and running in libvirt, with what was asked
+    dom = domains(lab)[NAME]
+    assert dom.isActive() == 1
+    live = dom.XMLDesc(0)
+    assert '<vcpu placement=\'static\'>2</vcpu>' in live and "<memory unit='KiB'>262144</memory>" in live
+    assert "source network='kvmt-routed'" in live
+    assert live.count("<disk type='file' device='disk'>") == 3  # system, data, seed
+    assert networks(lab)['kvmt-routed'].isActive() == 1
+    # disks: an overlay backed by the base image, a raw data disk, a NoCloud seed with the key
+    info = json.loads(subprocess.run(['qemu-img', 'info', '--output=json', str(images / (NAME + '.qcow2'))],
+                                     capture_output=True, text=True, check=True).stdout)
+    assert info['format'] == 'qcow2' and info['backing-filename'] == v['kvm_guest_base_image']
+    assert (images / (NAME + '-data.raw')).stat().st_size == 16 * 1024 * 1024
+    seed = images / (NAME + '-seed.iso')
+    label = subprocess.run(['isoinfo', '-d', '-i', str(seed)], capture_output=True, text=True, check=True).stdout
+    assert 'Volume id: cidata' in label
+    user_data = subprocess.run(['isoinfo', '-R', '-x', '/user-data', '-i', str(seed)], capture_output=True,
+                               text=True, check=True).stdout
+    assert user_data.startswith('#cloud-config') and pubkey in user_data
+    netcfg = subprocess.run(['isoinfo', '-R', '-x', '/network-config', '-i', str(seed)], capture_output=True,
+                            text=True, check=True).stdout
+    assert '198.19.77.2/24' in netcfg and 'via: "198.19.77.1"' in netcfg
+    # the guest joined the inventory with its labels and its hypervisor host
+    assert NAME in added['groups']['kvm_guests']
+    guest = added['hosts'][NAME]
+    assert guest['ansible_host'] == '198.19.77.2' and guest['bench_hypervisor_host'] == 'localhost'
+    labels = guest['bench_labels']
+    version = subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True,
+                             check=True).stdout.split()[3]
+    assert labels == {'platform': 'kvm', 'hypervisor': 'localhost', 'domain_type': 'test',
+                      'emulator': 'qemu-system-x86_64', 'emulator_version': version, 'net': 'routed',
+                      'disk_bus': 'virtio', 'disk_cache': 'none', 'disk_io': 'native', 'disk_mode': 'overlay',
+                      'kvm_version': 'distro'}
+
+    # a second run changes nothing
+    proc, changed, _added = playbook(lab, tmp_path, v)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert changed == 0, proc.stdout[-4000:]
+
+    # teardown: gone from libvirt, files removed, network removed on request; then idempotent
+    gone = dict(v, kvm_guest_state='absent', kvm_guest_network_remove=True)
+    proc, changed, _added = playbook(lab, tmp_path, gone)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert changed > 0
+    assert NAME not in domains(lab) and 'kvmt-routed' not in networks(lab)
+    assert sorted(p.name for p in images.iterdir()) == []
+    proc, changed, _added = playbook(lab, tmp_path, gone)
+    assert proc.returncode == 0 and changed == 0, proc.stdout[-4000:]
+
+
+VARIANTS = [  # bus, cache, io, disk mode, device prefix
+    ('ide', 'writeback', 'threads', 'copy', 'hd'),
+    ('scsi', 'directsync', 'native', 'overlay', 'sd'),
+    ('virtio', 'default', 'default', 'overlay', 'vd'),
+]
+
+
+def test_disk_bus_cache_io_modes_bridged_network_and_direct_kernel_boot(lab, tmp_path):
+    """Three guests in one run (one ansible-playbook each way keeps this test short)."""
+    guests = []
+    for bus, cache, io, mode, prefix in VARIANTS:
+        guests.append(base_vars(lab, tmp_path, kvm_guest_name='kvmt-td-%s' % bus, kvm_guest_disk_bus=bus,
+                                kvm_guest_disk_cache=cache, kvm_guest_disk_io=io, kvm_guest_disk_mode=mode,
+                                kvm_guest_network_mode='bridged', kvm_guest_bridge='kvmtbr1',
+                                kvm_guest_data_disk_size='8M', kvm_guest_kernel='/boot/vmlinuz-kvmt',
+                                kvm_guest_initrd='/boot/initrd-kvmt', kvm_guest_emulator='',
+                                kvm_guest_cmdline='root=/dev/%sa console=ttyS0' % prefix, kvm_guest_wait_ssh=False))
+    try:
+        proc, _changed, added = playbook(lab, tmp_path, {'kvmt_guests': guests})
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        for (bus, cache, io, mode, prefix), v in zip(VARIANTS, guests):
+            name = v['kvm_guest_name']
+            text = (lab['work'] / 'images' / (name + '.xml')).read_text()
+            check = subprocess.run(['virt-xml-validate', '-', 'domain'], input=text, text=True, capture_output=True,
+                                   check=False)
+            assert check.returncode == 0, check.stdout + check.stderr
+            live = domains(lab)[name].XMLDesc(0)
+            assert "<target dev='%sa' bus='%s'/>" % (prefix, bus) in live
+            assert "<target dev='%sb' bus='%s'/>" % (prefix, bus) in live
+            assert ("model='virtio-scsi'" in live) == (bus == 'scsi')
+            assert "<source bridge='kvmtbr1'/>" in live
+            assert '<kernel>/boot/vmlinuz-kvmt</kernel>' in live and '<cmdline>root=/dev/%sa' % prefix in live
+            driver = [line for line in text.splitlines() if '<driver' in line][0]
+            assert ('cache="%s"' % cache in driver) == (cache != 'default')
+            assert ('io="%s"' % io in driver) == (io != 'default')
+            assert '<emulator>' not in text
+            labels = added['hosts'][name]['bench_labels']
+            assert (labels['disk_bus'], labels['disk_cache'], labels['disk_io'], labels['disk_mode']) == (bus, cache, io, mode)
+            assert labels['emulator_version'] == 'unknown' and labels['net'] == 'bridged'
+            system = lab['work'] / 'images' / (name + '.qcow2')
+            backing = json.loads(subprocess.run(['qemu-img', 'info', '--output=json', str(system)], capture_output=True,
+                                                text=True, check=True).stdout).get('backing-filename')
+            assert (backing is not None) == (mode == 'overlay')
+    finally:
+        proc, _changed, _added = playbook(lab, tmp_path, {'kvmt_guests': [dict(v, kvm_guest_state='absent')
+                                                                          for v in guests]})
+        assert proc.returncode == 0, proc.stdout[-4000:]
+    assert not set(domains(lab)) & {v['kvm_guest_name'] for v in guests}
+
+
+def test_bridged_mode_needs_an_existing_bridge(lab, tmp_path):
+    v = base_vars(lab, tmp_path, kvm_guest_name='kvmt-td-nobr', kvm_guest_domain_type='qemu',
+                  kvm_guest_network_mode='bridged', kvm_guest_bridge='kvmt-nosuchbr', kvm_guest_ip='198.19.77.9')
+    proc, _changed, _added = playbook(lab, tmp_path, v)
+    assert proc.returncode != 0
+    assert 'bridged mode needs the existing bridge kvmt-nosuchbr' in proc.stdout
+    assert 'kvmt-td-nobr' not in domains(lab)
+    playbook(lab, tmp_path, dict(v, kvm_guest_state='absent'))
+
+
+def test_check_mode_defines_nothing(lab, tmp_path):
+    v = base_vars(lab, tmp_path, kvm_guest_name='kvmt-td-check', kvm_guest_network_mode='none')
+    dump = tmp_path / 'x'
+    book = [{'name': 'check', 'hosts': 'localhost', 'gather_facts': False, 'tasks': [
+        {'name': 'role', 'ansible.builtin.include_role': {'name': 'benchlab.bench.kvm_guest'}, 'vars': v}]}]
+    (tmp_path / 'check.yml').write_text(json.dumps(book))
+    proc = run([BIN / 'ansible-playbook', '--check', '-i', REPO / 'inventories/local', tmp_path / 'check.yml'],
+               ansible_env(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert 'kvmt-td-check' not in domains(lab)
+    assert not (lab['work'] / 'images' / 'kvmt-td-check.qcow2').exists()
+    assert not dump.exists()
