@@ -7,11 +7,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 COLL_LINK := .collections/ansible_collections/benchlab/bench
+COMMUNITY_LIBVIRT := .collections/ansible_collections/community/libvirt
 SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: bench test setup venv tools sanity lint units fuzz integration perf build clean clean-lab
+.PHONY: bench test test-vm setup venv tools sanity lint units fuzz integration perf build clean clean-lab libvirt-py
 
 # The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
 # the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
@@ -25,7 +26,7 @@ clean-lab: venv $(COLL_LINK)
 
 test: setup sanity lint units fuzz integration
 
-setup: venv $(COLL_LINK) tools
+setup: venv $(COLL_LINK) $(COMMUNITY_LIBVIRT) tools
 
 venv: $(VENV)/.installed
 
@@ -38,6 +39,22 @@ $(VENV)/.installed: requirements.txt tests/requirements.txt
 $(COLL_LINK):
 	mkdir -p $(dir $(COLL_LINK))
 	ln -sfn ../../.. $(COLL_LINK)
+
+# community.libvirt (role kvm_guest) ships only inside the `ansible` package on PyPI: extract just it.
+$(COMMUNITY_LIBVIRT): | venv
+	rm -rf build/dl && mkdir -p build/dl .collections
+	$(BIN)/python -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: ansible==12.3.0 -d build/dl
+	$(BIN)/python -c "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); [z.extract(n, '.collections') for n in z.namelist() if n.startswith('ansible_collections/community/libvirt/')]" build/dl/ansible-12.3.0-py3-none-any.whl
+	rm -rf build/dl
+
+# The libvirt Python binding (built against the system's libvirt) for the KVM tests; skipped with
+# a note when libvirt-dev is not installed (.ci/run installs it; the tests then skip themselves).
+libvirt-py: $(VENV)/.libvirt
+
+$(VENV)/.libvirt: tests/requirements-libvirt.txt | venv
+	if pkg-config --exists libvirt 2>/dev/null; then \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check -r tests/requirements-libvirt.txt && touch $@; \
+	else echo "libvirt-dev not installed: the KVM tests will skip"; fi
 
 # Install the benchmark tools through the collection's own role, on this machine.
 tools: venv $(COLL_LINK)
@@ -64,13 +81,18 @@ units: venv $(COLL_LINK)
 fuzz: venv $(COLL_LINK)
 	$(BIN)/python tests/fuzz/fuzz_parsers.py -n $(or $(FUZZ_N),10000)
 
-integration: setup
+integration: setup libvirt-py
 	$(BIN)/python -m pytest tests/integration -q
 
 # The performance figures (a benchmark, not a test): fidelity of dd/fio through the modules,
 # playbook overhead per cell, the 100,000-record report. Writes perf/results.json.
 perf: setup
 	$(BIN)/python perf/perf.py
+
+# One real qemu (TCG) guest through a private libvirtd: image built once (cached in
+# /var/cache/benchlab), then boot + bench.yml + teardown. Not part of `make test` (5-11 minutes).
+test-vm: setup libvirt-py
+	$(BIN)/python -m pytest tests/vm -q
 
 build: venv
 	mkdir -p build && $(BIN)/ansible-galaxy collection build --force --output-path build .

@@ -79,6 +79,14 @@ sysinfo:
       description: The node name.
       type: str
       returned: always
+    drbd:
+      description:
+        - DRBD volumes from C(drbdsetup status --json) (C(name), C(volume), C(minor), C(role), C(disk_state),
+          C(peer_disk_state), C(replication), C(connection), C(sync_percent), C(peers)); the report flags a cell
+          whose DRBD is not UpToDate or resyncing.
+      type: list
+      elements: dict
+      returned: when the DRBD kernel module is loaded
 labels:
   description: The labels given.
   returned: always
@@ -90,6 +98,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import DrbdParseError, parse_status_json
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import (
     detect_virtualization, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release)
@@ -121,6 +130,14 @@ def main():
         m = mount_for(os.path.realpath(path), parse_mountinfo(read_text('/proc/self/mountinfo'))) or {}
         info['target'] = dict(path=path, mountpoint=m.get('mountpoint'), fstype=m.get('fstype'),
                               source=m.get('source'), options=m.get('options'))
+    drbdsetup = module.get_bin_path('drbdsetup')
+    if drbdsetup and (os.path.exists('/proc/drbd') or os.path.isdir('/sys/module/drbd')):
+        res = run(module, [drbdsetup, 'status', '--json'])
+        if res.rc == 0:
+            try:
+                info['drbd'] = parse_status_json(res.stdout)
+            except DrbdParseError as e:
+                module.warn(str(e))
     module.exit_json(changed=False, sysinfo=info, labels=module.params['labels'])
 
 
