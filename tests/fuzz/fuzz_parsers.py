@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Fuzz every parse_* filter: N generated and mutated outputs each (default 10,000).
 
 The contract is the one of tests/unit/test_parse_filters_fuzz.py: valid result records, or an

@@ -9,7 +9,6 @@
   the other hosts finish; the play ends non-zero.
 """
 
-import json
 import os
 import signal
 import subprocess

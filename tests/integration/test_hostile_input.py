@@ -58,9 +58,9 @@ def test_shell_metacharacters_reach_the_tool_literally(tmp_path, env):
             'path': '{{ item }}', 'test': 'write', 'size': '1M'}, 'loop': cells, 'register': 'dd_out'},
         {'name': 'fio with an injection in its job name', 'benchlab.bench.fio': {
             'path': str(tmp_path), 'name': 'job;touch %s' % canary, 'rw': 'read', 'size': '1M'}, 'register': 'fio_out'},
-        {'name': 'Save', 'ansible.builtin.copy': {'content': '{{ {"dd": dd_out.results | map(attribute="bench_result.cmd"), '
-                                                          '"fio": fio_out.bench_result.cmd} | to_json }}',
-                                                  'dest': str(tmp_path / 'argv.json'), 'mode': '0600'}}]}]
+        {'name': 'Save', 'ansible.builtin.copy': {
+            'content': '{{ {"dd": dd_out.results | map(attribute="bench_result.cmd"), "fio": fio_out.bench_result.cmd} | to_json }}',
+            'dest': str(tmp_path / 'argv.json'), 'mode': '0600'}}]}]
     (tmp_path / 'play.yml').write_text(yaml.safe_dump(playbook))
     proc = run([BIN / 'ansible-playbook', tmp_path / 'play.yml', '-i', 'inventories/local'], env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]
