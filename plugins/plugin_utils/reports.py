@@ -53,11 +53,13 @@ def finite(obj):
 def results_json(doc):
     """results.json's text: the document with its schema version; strict JSON (no NaN/Infinity)."""
     doc = dict(doc, results_schema=RESULTS_SCHEMA_VERSION)
-    indent = 2 if len(doc.get('records') or ()) <= INDENT_MAX_RECORDS else None
+    small = len(doc.get('records') or ()) <= INDENT_MAX_RECORDS
+    # large documents: no indentation and no key sorting (both cost more than the encoding itself)
+    opts = dict(indent=2 if small else None, sort_keys=small, allow_nan=False)
     try:
-        text = json.dumps(doc, indent=indent, sort_keys=True, allow_nan=False)
+        text = json.dumps(doc, **opts)
     except ValueError:
-        text = json.dumps(finite(doc), indent=indent, sort_keys=True, allow_nan=False)
+        text = json.dumps(finite(doc), **opts)
     return text + '\n'
 
 

@@ -17,8 +17,9 @@ def test_bench_playbook_writes_a_valid_report(tmp_path, env):
     # every record arrived in results.jsonl and in results.json, and each is valid
     assert len(jsonl) == len(results['records']) == 3 * 3 * 2
     for rec in jsonl:
-        assert validate_record({k: v for k, v in rec.items() if k != 'host'}) == []
+        assert validate_record({k: v for k, v in rec.items() if k not in ('host', 'cell_key')}) == []
         assert rec['host'] == 'localhost'
+        assert len(rec['cell_key']) == 16  # stamped by the callback: what resume matches on
     per_cell = Counter((r['labels']['benchmark'], r['labels']['cell']) for r in jsonl)
     assert set(per_cell.values()) == {3}, per_cell
     for rec in jsonl:

@@ -219,6 +219,7 @@ def test_fqcn_playbook_from_the_installed_collection(lab, tmp_path):
                    '[callback_benchlab_report]\nhistory_db = %s\n' % (colls, lab['db']))
     env = ansible_env(tmp_path, ANSIBLE_CONFIG=str(cfg))
     env.pop('BENCHLAB_REPORT_DIR')
+    env.pop('BENCHLAB_HISTORY_DB')  # the ini setting above must be what counts
     proc = run([BIN / 'ansible-playbook', 'benchlab.bench.compare', '-e', 'baseline=cmp-base',
                 '-e', 'candidate=%s' % lab['procs']['slow'][0], '-e', 'fail_on_regression=true'], env, cwd=tmp_path)
     assert proc.returncode != 0
