@@ -25,6 +25,18 @@ def sh(*argv, check=True):
     return subprocess.run([str(a) for a in argv], check=check, capture_output=True, text=True)
 
 
+def kill_namespace_processes(ns):
+    """Every process left in a namespace (sshd's per-connection children outlive the listener and,
+    with the link down, never learn that the client left): they would keep the namespace and its
+    veth alive after `ip netns del`."""
+    out = sh('ip', 'netns', 'pids', ns, check=False).stdout.split()
+    for pid in out:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+
+
 def _port_open(ip):
     return sh('bash', '-c', 'exec 3<>/dev/tcp/%s/22' % ip, check=False).returncode == 0
 
@@ -56,6 +68,7 @@ class Fleet(object):
             proc.terminate()
             proc.wait(timeout=10)
         sh('ip', 'netns', 'exec', self.namespaces[name], 'ip', 'link', 'set', 'eth0', 'down', check=False)
+        kill_namespace_processes(self.namespaces[name])
         self._kill_control_masters()
 
     def _kill_control_masters(self):
@@ -126,5 +139,8 @@ def ssh_hosts(n, tmp):
                 proc.kill()
         fleet._kill_control_masters()  # pylint: disable=protected-access
         for ns in fleet.namespaces.values():
+            kill_namespace_processes(ns)
             sh('ip', 'netns', 'del', ns, check=False)
+        for i in range(1, len(fleet.namespaces) + 1):  # a veth whose namespace is gone goes with it
+            sh('ip', 'link', 'del', 'bl9v%d' % i, check=False)
         sh('ip', 'link', 'del', BRIDGE, check=False)
