@@ -246,12 +246,14 @@ class CallbackModule(CallbackBase):
         """(cell, benchmark) of a failed benchmark task, from the labels it was called with."""
         args = (result._result.get('invocation') or {}).get('module_args') or {}
         labels = args.get('labels') if isinstance(args.get('labels'), dict) else {}
-        if not labels:
-            try:
-                item = result._task.vars.get('bench_run_item') or {}
-                labels = item.get('labels') or {}
-            except AttributeError:
-                labels = {}
+        node = result._task
+        for _depth in range(12):  # else the run the task belongs to: bench_run's include carries it
+            if labels or node is None:
+                break
+            item = (getattr(node, 'vars', None) or {}).get('bench_run_item')
+            if isinstance(item, dict) and isinstance(item.get('labels'), dict):
+                labels = item['labels']
+            node = getattr(node, '_parent', None)
         return labels.get('cell'), labels.get('benchmark')
 
     def _failure(self, result):

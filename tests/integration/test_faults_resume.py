@@ -173,3 +173,31 @@ def test_killed_benchmark_and_lost_host_are_failed_cells_the_rest_finishes(tmp_p
     assert any(f['host'] == 'node01' and 'unreachable' in f['msg'] for f in results['failed']), results['failed']
     report = (run_dir / 'report.md').read_text()
     assert 'local-b' in report and 'unreachable' in report
+
+
+def test_async_runs_finish_and_a_timeout_stops_a_run_as_a_failed_cell(tmp_path, env):
+    """Runs with a timeout go async with polling: one that finishes in time gives its record; one
+    that outlives its timeout is stopped, listed as failed, and its tool does not survive."""
+    data = tmp_path / 'data'
+    data.mkdir()
+    matrix = write_matrix(tmp_path / 'matrix.yml', {
+        'name': 'async', 'repetitions': 1, 'methodology': {'cooldown_s': 0, 'quiesce': False},
+        'cells': [{'name': 'host', 'host': 'localhost', 'path': str(data)}],
+        'benchmarks': [
+            {'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '4M'},
+             'methodology': {'timeout_s': 120}},
+            {'name': 'fio-long', 'tool': 'fio', 'methodology': {'timeout_s': 4},
+             'params': {'rw': 'read', 'bs': '64k', 'size': '8M', 'runtime': 60, 'time_based': True}}]})
+    proc = run(playbook(env, matrix), env, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    results, lines = load_run(run_dir)
+    assert [r['labels']['benchmark'] for r in lines] == ['dd-write'], out[-3000:]
+    assert results['plan']['runs'][0]['async_s'] == 120
+    assert 'ASYNC POLL' in out or 'async' in out.lower()
+    failed = [f for f in results['failed'] if f.get('benchmark') == 'fio-long' and f.get('cell') == 'host']
+    assert failed and 'timeout' in failed[0]['msg'].lower(), results['failed']
+    time.sleep(2)
+    assert processes_under(data) == [], 'the timed-out fio survived'
+    assert list(data.iterdir()) == []  # its work directory was removed too
