@@ -152,10 +152,10 @@ def paired(pairs, via_module, by_hand):
 
 def fidelity(pairs):
     figures = {}
-    with LoopFs(512) as mnt:
-        print('fidelity_dd (dd write 128 MiB, fdatasync, ext4 on a /dev/shm loop device)', flush=True)
+    with LoopFs(2048) as mnt:
+        print('fidelity_dd (dd write 1 GiB, fdatasync, ext4 on a /dev/shm loop device)', flush=True)
         figures['fidelity_dd'], figures['fidelity_dd_ratios'] = paired(
-            pairs, lambda: dd_module(mnt, 128), lambda: dd_by_hand(mnt, 128))
+            pairs, lambda: dd_module(mnt, 1024), lambda: dd_by_hand(mnt, 1024))
         print('fidelity_fio (fio randread 4k O_DIRECT 3 s, same filesystem)', flush=True)
         _iops, argv = fio_module(mnt)
         figures['fidelity_fio'], figures['fidelity_fio_ratios'] = paired(
@@ -198,7 +198,7 @@ def report_100k():
     print(out + proc.stderr[-2000:], flush=True)
     if proc.returncode != 0:
         print('report_100k.py failed (exit %d): its figures are missing' % proc.returncode)
-    total = re.search(r'^total\s+([0-9.]+)\s*s', out, re.M)
+    total = re.search(r'^total[^:]*:\s*([0-9.]+) s wall', out, re.M)
     peak = re.search(r'peak[^0-9]*([0-9.]+)\s*MB', out, re.I)
     return {'report_100k_s': float(total.group(1)) if total else None,
             'report_100k_peak_mb': float(peak.group(1)) if peak else None}
@@ -222,7 +222,7 @@ def machine():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--pairs', type=int, default=7)
-    ap.add_argument('--runs', type=int, default=10, help='runs of the overhead playbook')
+    ap.add_argument('--runs', type=int, default=20, help='runs of the overhead playbook')
     ap.add_argument('--out', default=os.path.join(REPO, 'perf', 'results.json'))
     args = ap.parse_args(argv)
     figures = {}

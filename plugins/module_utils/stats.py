@@ -12,6 +12,7 @@ fraction, as in Numerical Recipes 6.4); quantiles are found by bisection on the 
 
 from __future__ import annotations
 
+import functools
 import math
 
 ALPHA = 0.05
@@ -71,6 +72,7 @@ def t_cdf(t, df):
     return 1.0 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=4096)  # pure; the same (p, df) comes back for every cell of a run
 def t_ppf(p, df):
     """The quantile of Student's t: the t with P(T <= t) = p (0 < p < 1)."""
     if not 0.0 < p < 1.0:
@@ -98,6 +100,10 @@ def t_ppf(p, df):
 # -- one sample ------------------------------------------------------------------------------
 
 def _numbers(values):
+    # fast path: plain floats, all finite (the sum of finite floats is finite unless it overflows,
+    # and NaN/inf make it NaN/inf); anything else goes through the value-by-value check
+    if all(type(v) is float for v in values) and math.isfinite(math.fsum(values)):
+        return list(values)
     out = []
     for v in values:
         if v is None:

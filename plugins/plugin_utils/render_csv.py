@@ -54,16 +54,33 @@ def render_csv(records, run_id=None):
 
     run = _text(run_id)
     out = []
+    # the columns up to `counted` take few distinct values in a run: format each combination once
+    heads = {}
+    tails = {}
     for r in records:
         labels = r.get('labels') or {}
-        head = fields([run, _text(r.get('host')), r['tool'], _text(r.get('tool_version')), r['test'],
-                       _text(labels.get('benchmark')), cell_of(r), 'true' if counted(r) else 'false',
-                       _text(r.get('started')), _text(r.get('duration_s'))])
-        tail = (',' + fields([_text(labels.get(k)) for k in label_keys])) if label_keys else ''
+        key = (r.get('host'), r['tool'], r.get('tool_version'), r['test'], labels.get('benchmark'), cell_of(r), counted(r))
+        static = heads.get(key)
+        if static is None:
+            static = heads[key] = fields([run, _text(key[0]), key[1], _text(key[2]), key[3], _text(key[4]), key[5],
+                                          'true' if key[6] else 'false'])
+        # started is an ISO time and duration_s a number (record schema): nothing to quote
+        head = '%s,%s,%s' % (static, r.get('started') or '', _text(r.get('duration_s')))
+        tail = ''
+        if label_keys:
+            lkey = tuple(labels.get(k) for k in label_keys)
+            tail = tails.get(lkey)
+            if tail is None:
+                tail = tails[lkey] = ',' + fields([_text(v) for v in lkey])
         for name, m in r['metrics'].items():
             v = m.get('value')
-            value = '' if v is None else _text(v)
-            too_fast = 'true' if m.get('too_fast') else 'false'
-            out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, tail))
+            if v is None:
+                value = ''
+            elif type(v) is float:
+                value = repr(v) if v - v == 0 else ''  # v - v is nan for inf and nan
+            else:
+                value = _text(v)
+            out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''),
+                                                     'true' if m.get('too_fast') else 'false', tail))
     buf.write(''.join(out))
     return buf.getvalue()
