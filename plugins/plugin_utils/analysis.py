@@ -31,7 +31,7 @@ def analyze(records, plan=None, environment=None):
     for rec in records:
         # benchmark_of once per distinct (tool, test, benchmark label, sub-test labels): 100k records are common
         labels = rec.get('labels') or {}
-        key = (rec['tool'], rec['test'], labels.get('benchmark')) + tuple(labels.get(k, _ABSENT) for k in SUBTEST_LABELS)
+        key = (rec['tool'], rec['test'], labels.get('benchmark'), *[labels.get(k, _ABSENT) for k in SUBTEST_LABELS])
         found = where.get(key)
         if found is None:
             found = where[key] = benchmark_of(rec)
