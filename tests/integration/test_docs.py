@@ -7,6 +7,7 @@ from conftest import BIN, REPO, run
 PLUGINS = sorted(
     [('module', p.stem) for p in (REPO / 'plugins/modules').glob('*.py')]
     + [('filter', p.stem) for p in (REPO / 'plugins/filter').glob('*.py')]
+    + [('lookup', p.stem) for p in (REPO / 'plugins/lookup').glob('*.py')]
     + [('callback', p.stem) for p in (REPO / 'plugins/callback').glob('*.py')])
 
 
@@ -28,5 +29,12 @@ def test_ansible_doc_renders(env, kind, name):
 def test_roles_have_argument_specs(env):
     proc = run([BIN / 'ansible-doc', '-t', 'role', '-l', 'benchlab.bench'], env)
     assert proc.returncode == 0, proc.stderr
-    for role in ('bench_tools', 'bench_run'):
+    for role in ('bench_tools', 'bench_run', 'local_lab', 'drbd', 'kvm_guest', 'openvz_ct'):
         assert 'benchlab.bench.%s' % role in proc.stdout
+
+
+@pytest.mark.parametrize('inventory', ['inventories/local', 'inventories/lab'])
+@pytest.mark.parametrize('playbook', sorted(p.name for p in (REPO / 'playbooks').glob('*.yml')))
+def test_playbooks_pass_syntax_check(env, playbook, inventory):
+    proc = run([BIN / 'ansible-playbook', '--syntax-check', '-i', inventory, 'playbooks/' + playbook], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
