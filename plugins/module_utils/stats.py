@@ -102,7 +102,7 @@ def t_ppf(p, df):
 def _numbers(values):
     # fast path: plain floats, all finite (the sum of finite floats is finite unless it overflows,
     # and NaN/inf make it NaN/inf); anything else goes through the value-by-value check
-    if all(type(v) is float for v in values) and math.isfinite(math.fsum(values)):
+    if all(isinstance(v, float) for v in values) and math.isfinite(math.fsum(values)):
         return list(values)
     out = []
     for v in values:

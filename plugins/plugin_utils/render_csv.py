@@ -76,11 +76,11 @@ def render_csv(records, run_id=None):
             v = m.get('value')
             if v is None:
                 value = ''
-            elif type(v) is float:
+            elif isinstance(v, float):
                 value = repr(v) if v - v == 0 else ''  # v - v is nan for inf and nan
             else:
                 value = _text(v)
-            out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''),
-                                                     'true' if m.get('too_fast') else 'false', tail))
+            too_fast = 'true' if m.get('too_fast') else 'false'
+            out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, tail))
     buf.write(''.join(out))
     return buf.getvalue()
