@@ -179,28 +179,24 @@ def threads_for(compressor, threads):
     return 1 if threads is None else threads
 
 
-def compress_argv(binary, compressor, level, threads, path):
-    """Compress `path` in place into path + suffix (the source is a hard link, hence -f)."""
-    argv = [binary, '-%d' % level]
+def _argv(binary, mode, compressor, threads, path):
+    argv = [binary, mode]
     t = threads_for(compressor, threads)
     if t is not None:
         argv.append('-T%d' % t)
     if compressor == 'zstd':
         argv += ['-q', '--rm']
-    argv += ['-f', path]
-    return argv
+    return argv + ['-f', path]
+
+
+def compress_argv(binary, compressor, level, threads, path):
+    """Compress `path` in place into path + suffix (the source is a hard link, hence -f)."""
+    return _argv(binary, '-%d' % level, compressor, threads, path)
 
 
 def decompress_argv(binary, compressor, threads, path):
     """Decompress path (ending in the suffix) in place, back to the name without it."""
-    argv = [binary, '-d']
-    t = threads_for(compressor, threads)
-    if t is not None:
-        argv.append('-T%d' % t)
-    if compressor == 'zstd':
-        argv += ['-q', '--rm']
-    argv += ['-f', path]
-    return argv
+    return _argv(binary, '-d', compressor, threads, path)
 
 
 def record_test_name(compressor, phase, level):
