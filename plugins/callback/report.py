@@ -202,9 +202,8 @@ class CallbackModule(CallbackBase):
         resume = plan.get('resume') if isinstance(plan.get('resume'), dict) else None
         if resume and resume.get('run_id') and resume['run_id'] != self.rundir.run_id and not self.records:
             self.rundir = RunDir(self.rundir.base, resume['run_id'])
-        if resume:
-            self.records = [r for r in resume.get('records') or [] if isinstance(r, dict)] + \
-                [r for r in self.records if r not in (resume.get('records') or [])]
+        if resume:  # records that arrived before the plan are new: never among the earlier ones
+            self.records = [r for r in resume.get('records') or [] if isinstance(r, dict)] + self.records
             self._display.display('benchlab: resuming run %s: %d run(s) already measured, %d to go' % (
                 self.rundir.run_id, resume.get('skipped', 0), len(plan.get('runs') or [])))
             plan = dict(plan, resume=dict((k, v) for k, v in resume.items() if k != 'records'))
