@@ -30,6 +30,24 @@ def run(argv, env, cwd=REPO, timeout=900):
     return proc
 
 
+def processes_with(marker, program=None):
+    """PIDs (sorted) of the processes whose command line contains `marker` (a path, usually),
+    optionally only those whose argv[0] is `program`."""
+    marker = str(marker).encode()
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if marker in cmdline and (program is None or os.path.basename(cmdline.split(b'\0')[0]) == program.encode()):
+            found.append(int(entry))
+    return sorted(found)
+
+
 def run_dirs(base):
     base = Path(base)
     return sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink()) if base.exists() else []

@@ -17,6 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from conftest import processes_with
+
 NET = '198.19.250.'
 BRIDGE = 'bl9br0'
 
@@ -72,19 +74,11 @@ class Fleet(object):
         self._kill_control_masters()
 
     def _kill_control_masters(self):
-        marker = str(self.control).encode()
-        for entry in os.listdir('/proc'):
-            if not entry.isdigit():
-                continue
+        for pid in processes_with(self.control):
             try:
-                cmd = Path('/proc/%s/cmdline' % entry).read_bytes()
+                os.kill(pid, signal.SIGTERM)
             except OSError:
-                continue
-            if marker in cmd:
-                try:
-                    os.kill(int(entry), signal.SIGTERM)
-                except OSError:
-                    pass
+                pass
 
 
 @contextlib.contextmanager

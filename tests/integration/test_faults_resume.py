@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, REPO, load_run, run, run_dirs
+from conftest import BIN, REPO, load_run, processes_with, run, run_dirs
 from netns_hosts import ssh_hosts
 
 
@@ -40,19 +40,6 @@ def wait_for_records(jsonl, n, proc, timeout=300):
         assert proc.poll() is None, 'the playbook ended before %d records' % n
         time.sleep(0.2)
     raise AssertionError('no %d records in %s' % (n, jsonl))
-
-
-def processes_under(path):
-    marker = str(path).encode()
-    found = []
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                if marker in Path('/proc/%s/cmdline' % entry).read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
 
 
 @pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT], ids=['SIGTERM', 'SIGINT'])
@@ -82,7 +69,7 @@ def test_signal_keeps_results_and_writes_an_interrupted_report_then_resume_compl
     assert results['status'] == 'interrupted' and len(results['records']) == len(lines)
     assert 'interrupted' in (run_dir / 'report.md').read_text()
     time.sleep(1)
-    assert processes_under(data) == [] and list(data.iterdir()) == [], out[-2000:]
+    assert processes_with(data) == [] and list(data.iterdir()) == [], out[-2000:]
 
     # the same run id again: only the missing repetitions run
     proc2 = run(playbook(env, matrix), env)
@@ -140,7 +127,7 @@ def test_killed_benchmark_and_lost_host_are_failed_cells_the_rest_finishes(tmp_p
         deadline = time.monotonic() + 600
         while proc.poll() is None and time.monotonic() < deadline:
             if not killed:  # kill the first fio of cell local-b
-                for pid in processes_under(dirs['local-b']):
+                for pid in processes_with(dirs['local-b']):
                     try:
                         if Path('/proc/%d/comm' % pid).read_text().strip() == 'fio':
                             os.kill(pid, signal.SIGKILL)
@@ -199,5 +186,5 @@ def test_async_runs_finish_and_a_timeout_stops_a_run_as_a_failed_cell(tmp_path, 
     failed = [f for f in results['failed'] if f.get('benchmark') == 'fio-long' and f.get('cell') == 'host']
     assert failed and 'timeout' in failed[0]['msg'].lower(), results['failed']
     time.sleep(2)
-    assert processes_under(data) == [], 'the timed-out fio survived'
+    assert processes_with(data) == [], 'the timed-out fio survived'
     assert list(data.iterdir()) == []  # its work directory was removed too

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, REPO, load_run, run_dirs
+from conftest import BIN, REPO, load_run, processes_with, run_dirs
 
 BLKIO = Path('/sys/fs/cgroup/blkio')
 MAX_REPS = 6
@@ -77,22 +77,6 @@ def cgroup():
                 time.sleep(0.1)
 
 
-def fio_pids(mountpoint):
-    """PIDs of fio processes working under mountpoint."""
-    pids = set()
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/cmdline' % entry, 'rb') as f:
-                argv = f.read().split(b'\0')
-        except OSError:
-            continue
-        if argv and os.path.basename(argv[0]) == b'fio' and any(mountpoint.encode() in a for a in argv):
-            pids.add(int(entry))
-    return pids
-
-
 class Noise(threading.Thread):
     """Throttles the noisy device for every other fio run in it (the 1st, 3rd, ...)."""
 
@@ -109,7 +93,7 @@ class Noise(threading.Thread):
     def run(self):
         seen = set()
         while not self.stop.is_set():
-            pids = fio_pids(self.mountpoint)
+            pids = set(processes_with(self.mountpoint, program='fio'))
             new = pids - seen
             # fio forks a job process: a run is a new fio whose parent is not a fio we know
             if new and not (pids & seen):
