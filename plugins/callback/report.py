@@ -142,6 +142,7 @@ class CallbackModule(CallbackBase):
         self.playbook = None
         self.clock = time.monotonic()
         self.run_starts = []
+        self.current = {}  # host -> the run it announced last (bench_run's __bench_run_progress)
         self.keys = {}
         self.reported = False
         self._pid = os.getpid()
@@ -177,6 +178,7 @@ class CallbackModule(CallbackBase):
         if isinstance(facts.get('bench_plan'), dict):
             self._set_plan(facts['bench_plan'])
         if isinstance(facts.get('__bench_run_progress'), dict):
+            self.current[host] = facts['__bench_run_progress']
             self._progress(facts['__bench_run_progress'])
         if isinstance(res.get('sysinfo'), dict):
             cell = (res.get('labels') or {}).get('cell') or host
@@ -240,20 +242,15 @@ class CallbackModule(CallbackBase):
     def v2_runner_item_on_ok(self, result):
         self._collect(result)
 
-    @staticmethod
-    def _cell_of(result):
-        """(cell, benchmark) of a failed benchmark task, from the labels it was called with."""
+    def _cell_of(self, result):
+        """(cell, benchmark) of a failed benchmark task: from the labels it was called with, else
+        from the run its host announced last (bench_run announces each run before it starts)."""
         args = (result._result.get('invocation') or {}).get('module_args') or {}
         labels = args.get('labels') if isinstance(args.get('labels'), dict) else {}
-        node = result._task
-        for _depth in range(12):  # else the run the task belongs to: bench_run's include carries it
-            if labels or node is None:
-                break
-            item = (getattr(node, 'vars', None) or {}).get('bench_run_item')
-            if isinstance(item, dict) and isinstance(item.get('labels'), dict):
-                labels = item['labels']
-            node = getattr(node, '_parent', None)
-        return labels.get('cell'), labels.get('benchmark')
+        if labels.get('cell') or labels.get('benchmark'):
+            return labels.get('cell'), labels.get('benchmark')
+        run = self.current.get(result._host.get_name()) or {}
+        return run.get('cell'), run.get('benchmark')
 
     def _failure(self, result):
         if result._task.ignore_errors:

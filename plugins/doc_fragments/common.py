@@ -28,6 +28,8 @@ options:
       - V(warmup) (default V(false)) marks a run that is stored but not counted by the analysis.
       - V(hypervisor_caches_dropped) is set by the bench_run role when it dropped the caches of the
         guest's hypervisor host before this run.
+      - V(concurrency) is set by the bench_run role when the matrix let that many hosts sharing a
+        hypervisor, disk or link run at once on purpose; it is recorded, nothing else.
     type: dict
     default: {}
 attributes:

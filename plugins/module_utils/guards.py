@@ -29,9 +29,11 @@ DEFAULTS = {
     'cooldown_s': 0,
     'warmup': False,
     'hypervisor_caches_dropped': None,
+    'concurrency': None,
 }
 _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'quiesce_wait_s': (int, float),
-          'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None))}
+          'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
+          'concurrency': (int, type(None))}
 
 
 class GuardError(ValueError):
@@ -44,12 +46,14 @@ def normalize(guards):
     for key, value in (guards or {}).items():
         if key not in DEFAULTS:
             raise GuardError('guards.%s: unknown guard (known: %s)' % (key, ', '.join(sorted(DEFAULTS))))
-        if isinstance(value, bool) and key in ('max_load_per_cpu', 'quiesce_wait_s', 'cooldown_s'):
+        if isinstance(value, bool) and key in ('max_load_per_cpu', 'quiesce_wait_s', 'cooldown_s', 'concurrency'):
             raise GuardError('guards.%s: expected a number, got %r' % (key, value))
         if not isinstance(value, _TYPES[key]):
             raise GuardError('guards.%s: expected %s, got %r' % (key, 'true/false' if _TYPES[key] is bool else 'a number', value))
         if key in ('max_load_per_cpu', 'quiesce_wait_s', 'cooldown_s') and value < 0:
             raise GuardError('guards.%s: must not be negative, got %r' % (key, value))
+        if key == 'concurrency' and value is not None and value < 1:
+            raise GuardError('guards.concurrency: must be 1 or more, got %r' % (value,))
         out[key] = value
     return out
 
@@ -98,6 +102,8 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
     warnings = []
     record = {'quiesce': g['quiesce'], 'cooldown_s': g['cooldown_s'], 'warmup': g['warmup'],
               'hypervisor_caches_dropped': g['hypervisor_caches_dropped']}
+    if g['concurrency'] is not None:
+        record['concurrency'] = g['concurrency']
     if g['cooldown_s']:
         sleep(g['cooldown_s'])
     if g['quiesce']:

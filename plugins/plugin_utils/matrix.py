@@ -168,11 +168,15 @@ def run_timing(tool, params, methodology):
     return 0, 0
 
 
-def run_guards(methodology, repetition, warmup=False):
-    """The guards option a run's module gets (module_utils/guards.py)."""
-    return {'quiesce': methodology['quiesce'], 'max_load_per_cpu': methodology['max_load_per_cpu'],
-            'quiesce_wait_s': methodology['quiesce_wait_s'],
-            'cooldown_s': methodology['cooldown_s'] if repetition > 1 else 0, 'warmup': warmup}
+def run_guards(methodology, repetition, warmup=False, concurrency=1):
+    """The guards option a run's module gets (module_utils/guards.py). A matrix that lets
+    contending hosts run at once (concurrency > 1) says so in every record."""
+    guards = {'quiesce': methodology['quiesce'], 'max_load_per_cpu': methodology['max_load_per_cpu'],
+              'quiesce_wait_s': methodology['quiesce_wait_s'],
+              'cooldown_s': methodology['cooldown_s'] if repetition > 1 else 0, 'warmup': warmup}
+    if concurrency > 1:
+        guards['concurrency'] = concurrency
+    return guards
 
 
 def validate_matrix(matrix, inventory_hosts=None):
@@ -196,6 +200,7 @@ def expand_plan(matrix, inventory_hosts=None):
     in `gates`; the bench_run role adds runs for them (plugin_utils/gate.py), never beyond the cap.
     """
     validate_matrix(matrix, inventory_hosts)
+    concurrency = int(matrix.get('concurrency', 1))
     cells = [dict(c, labels=dict(c.get('labels') or {})) for c in matrix['cells']]
     by_name = dict((c['name'], c) for c in cells)
     benchmarks = []
@@ -209,7 +214,7 @@ def expand_plan(matrix, inventory_hosts=None):
         return dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'], benchmark=b['name'],
                     params=run_params(b, c), repetition=rep,
                     labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
-                    guards=run_guards(b['methodology'], rep, warmup),
+                    guards=run_guards(b['methodology'], rep, warmup, concurrency),
                     drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'],
                     **dict(zip(('async_s', 'poll_s'), run_timing(b['tool'], run_params(b, c), b['methodology']))))
 
@@ -227,4 +232,4 @@ def expand_plan(matrix, inventory_hosts=None):
             hosts.append(c['host'])
     reps = int(matrix.get('repetitions', DEFAULT_REPETITIONS))
     return dict(name=matrix['name'], baseline=matrix.get('baseline', cells[0]['name']), repetitions=reps,
-                cells=cells, benchmarks=benchmarks, hosts=hosts, runs=runs, gates=gates)
+                concurrency=concurrency, cells=cells, benchmarks=benchmarks, hosts=hosts, runs=runs, gates=gates)

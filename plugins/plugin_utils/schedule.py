@@ -1,0 +1,101 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Contention-aware scheduling of a plan's runs. Pure functions.
+
+Two runs contend when their hosts share a resource: the machine they run on (a guest's
+``bench_hypervisor_host``, else the host itself), or anything the inventory names in
+``bench_contention`` (a disk, a SAN LUN, a link, a switch). An iperf run also holds the resources
+of its server host(s). The schedule is a list of steps; a step maps host -> the index of the run
+it does in that step. The bench_run role runs the steps in order and, in a step, every host's
+run at once (the linear strategy's lock-step): runs that contend are never in the same step,
+unless the matrix's ``concurrency`` allows up to that many at once on purpose (N guests on one
+hypervisor). Each host's runs keep their plan order (repetitions stay interleaved)."""
+
+from __future__ import annotations
+
+HOST_VARS = ('bench_hypervisor_host', 'bench_contention')
+
+
+class ScheduleError(ValueError):
+    """A contention variable of the wrong type; the message names the host and the variable."""
+
+
+def host_resources(host, hostvars):
+    """The resources `host` occupies while it benchmarks; hostvars: {host: {var: value}} (only
+    HOST_VARS are read)."""
+    v = hostvars.get(host) or {}
+    machine = v.get('bench_hypervisor_host') or host
+    if not isinstance(machine, str):
+        raise ScheduleError('%s: bench_hypervisor_host must be a host name, got %r' % (host, machine))
+    declared = v.get('bench_contention')
+    if declared is None:
+        declared = []
+    if isinstance(declared, str):
+        declared = [declared]
+    if not isinstance(declared, (list, tuple)) or not all(isinstance(r, str) and r for r in declared):
+        raise ScheduleError('%s: bench_contention must be a list of resource names (a disk, a link, ...), got %r'
+                            % (host, declared))
+    return ['machine:%s' % machine] + sorted(set(declared))
+
+
+def run_hosts(run):
+    """Every host a run occupies: its own and, for iperf, its server hosts."""
+    hosts = [run['host']]
+    params = run.get('params') or {}
+    others = [params.get('server_host')] + [p.get(k) for p in params.get('concurrent') or [] if isinstance(p, dict)
+                                            for k in ('client_host', 'server_host')]
+    for h in others:
+        if h and h not in hosts:
+            hosts.append(h)
+    return hosts
+
+
+def contention(plan, hostvars):
+    """{host: [resources]} for every host a run of the plan occupies."""
+    out = {}
+    for run in plan['runs']:
+        for h in run_hosts(run):
+            if h not in out:
+                out[h] = host_resources(h, hostvars)
+    return out
+
+
+def schedule_runs(runs, resources, concurrency=1):
+    """The steps: a list of {host: run index}. In each step a resource is held by at most
+    `concurrency` runs. Hosts with the most runs left go first, so a group of contending hosts
+    takes turns and the others fill the steps beside them."""
+    queues = {}
+    order = []
+    for i, run in enumerate(runs):
+        if run['host'] not in queues:
+            queues[run['host']] = []
+            order.append(run['host'])
+        queues[run['host']].append(i)
+    held = [frozenset(r for h in run_hosts(run) for r in resources.get(h, ['machine:%s' % h])) for run in runs]
+    heads = dict((h, 0) for h in order)
+    position = dict((h, n) for n, h in enumerate(order))
+    steps = []
+    left = len(runs)
+    while left:
+        used = {}
+        step = {}
+        for h in sorted((h for h in order if heads[h] < len(queues[h])),
+                        key=lambda h: (heads[h] - len(queues[h]), position[h])):
+            i = queues[h][heads[h]]
+            if any(used.get(r, 0) >= concurrency for r in held[i]):
+                continue
+            for r in held[i]:
+                used[r] = used.get(r, 0) + 1
+            step[h] = i
+            heads[h] += 1
+            left -= 1
+        steps.append(step)
+    return steps
+
+
+def plan_schedule(plan, hostvars):
+    """{'steps': schedule_runs(...), 'contention': {host: resources}} for a plan (its `concurrency`,
+    default 1)."""
+    res = contention(plan, hostvars)
+    return {'steps': schedule_runs(plan['runs'], res, int(plan.get('concurrency') or 1)), 'contention': res}
