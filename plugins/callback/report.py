@@ -22,7 +22,7 @@ description:
     field reports, the trap flags, the variance gate and the failed or missing cells. It prints a
     summary that fits 100 columns.
   - While the benchmarks run, prints one progress line per run started (index, total, elapsed time
-    and an estimate of the time left), from the C(__bench_run_progress) fact of C(benchlab.bench.bench_run).
+    and an estimate of the time left), from the C(bench_run_item) fact C(benchlab.bench.bench_run) sets as each run starts.
   - The matrix (cells, baseline) is read from the C(bench_plan) fact set by C(benchlab.bench.bench);
     without it, records are grouped by tool and test and the first cell is the baseline.
   - A notification callback; enable it with C(callbacks_enabled = benchlab.bench.report). It works
@@ -142,7 +142,7 @@ class CallbackModule(CallbackBase):
         self.playbook = None
         self.clock = time.monotonic()
         self.run_starts = []
-        self.current = {}  # host -> the run it announced last (bench_run's __bench_run_progress)
+        self.current = {}  # host -> the run it started last (bench_run's bench_run_item)
         self.keys = {}
         self.reported = False
         self._pid = os.getpid()
@@ -177,9 +177,9 @@ class CallbackModule(CallbackBase):
         facts = res.get('ansible_facts') or {}
         if isinstance(facts.get('bench_plan'), dict):
             self._set_plan(facts['bench_plan'])
-        if isinstance(facts.get('__bench_run_progress'), dict):
-            self.current[host] = facts['__bench_run_progress']
-            self._progress(facts['__bench_run_progress'])
+        if isinstance(facts.get('bench_run_item'), dict):
+            self.current[host] = facts['bench_run_item']
+            self._progress(facts['bench_run_item'])
         if isinstance(res.get('sysinfo'), dict):
             cell = (res.get('labels') or {}).get('cell') or host
             self.sysinfo['%s/%s' % (host, cell)] = dict(host=host, labels=res.get('labels') or {}, **res['sysinfo'])
@@ -226,10 +226,13 @@ class CallbackModule(CallbackBase):
         if index > 1:
             eta = (now - self.run_starts[0]) / (index - 1) * (total - index + 1)
         labels = run.get('labels') if isinstance(run.get('labels'), dict) else {}
+        labels = dict((k, v) for k, v in labels.items() if k not in ('cell', 'benchmark'))
+        params = run.get('params') if isinstance(run.get('params'), dict) else {}
+        test = params.get('test') or params.get('rw') or params.get('mode')
         tool, bench = str(run.get('tool') or ''), str(run.get('benchmark') or '')
         what = bench if bench.startswith(tool) else ('%s %s' % (tool, bench)).strip()
-        if run.get('test') and str(run['test']) not in what:
-            what += ' ' + str(run['test'])
+        if test and str(test) not in what:
+            what += ' ' + str(test)
         what += ' #%s%s on %s' % (run.get('repetition'), ' (gate)' if str(run.get('gate')) == 'True' else '',
                                   run.get('cell'))
         if labels:

@@ -62,7 +62,7 @@ def test_signal_keeps_results_and_writes_an_interrupted_report_then_resume_compl
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode != 0
+    assert proc.returncode != 0, out[-3000:]
     run_dir = tmp_path / 'runs' / 'signal-run'
     results, lines = load_run(run_dir)  # every line of results.jsonl is a whole JSON record
     assert 2 <= len(lines) < 6
@@ -88,7 +88,7 @@ def test_resume_by_name_of_a_missing_run_is_a_clear_error(tmp_path, env):
         'name': 'resume', 'repetitions': 1, 'cells': [{'name': 'host', 'host': 'localhost', 'path': '/var/tmp'}],
         'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '1M'}}]})
     proc = run(playbook(env, matrix, '-e', 'bench_resume=no-such-run'), env)
-    assert proc.returncode != 0
+    assert proc.returncode != 0, proc.stdout[-3000:]
     assert "bench_resume: no run 'no-such-run'" in proc.stdout + proc.stderr
 
 
@@ -145,7 +145,7 @@ def test_killed_benchmark_and_lost_host_are_failed_cells_the_rest_finishes(tmp_p
             proc.kill()
             proc.wait()
     assert killed and cut
-    assert proc.returncode != 0
+    assert proc.returncode != 0, out[-3000:]
     (run_dir,) = run_dirs(tmp_path / 'runs')
     results, lines = load_run(run_dir)
     per_cell = {}
@@ -177,7 +177,7 @@ def test_async_runs_finish_and_a_timeout_stops_a_run_as_a_failed_cell(tmp_path, 
              'params': {'rw': 'read', 'bs': '64k', 'size': '8M', 'runtime': 60, 'time_based': True}}]})
     proc = run(playbook(env, matrix), env, timeout=600)
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
+    assert proc.returncode != 0, out[-3000:]
     (run_dir,) = run_dirs(tmp_path / 'runs')
     results, lines = load_run(run_dir)
     assert [r['labels']['benchmark'] for r in lines] == ['dd-write'], out[-3000:]
