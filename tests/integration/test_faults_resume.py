@@ -175,6 +175,9 @@ def test_async_runs_finish_and_a_timeout_stops_a_run_as_a_failed_cell(tmp_path, 
              'methodology': {'timeout_s': 120}},
             {'name': 'fio-long', 'tool': 'fio', 'methodology': {'timeout_s': 4},
              'params': {'rw': 'read', 'bs': '64k', 'size': '8M', 'runtime': 60, 'time_based': True}}]})
+    # a module killed by its timeout leaves Ansible's payload directory in TMPDIR: keep it in tmp_path
+    (tmp_path / 'tmp').mkdir()
+    env = dict(env, TMPDIR=str(tmp_path / 'tmp'))
     proc = run(playbook(env, matrix), env, timeout=600)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-3000:]
