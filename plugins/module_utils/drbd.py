@@ -422,12 +422,26 @@ def render_resource(norm):
     return '\n'.join(lines) + '\n'
 
 
-def redact(text, secrets):
-    """`text` with every secret replaced by ********."""
+_CONFIG_SECRET_RE = re.compile(r'shared-secret\s+(?:"([^"]*)"|([^\s;"]+))\s*;')
+
+
+def config_secrets(text):
+    """The shared secrets a DRBD configuration text holds (each `shared-secret ...;` value; a
+    secret never holds quotes or backslashes): an installed file's old secret is masked too."""
+    found = []
+    for m in _CONFIG_SECRET_RE.finditer(text or ''):
+        value = m.group(2) if m.group(1) is None else m.group(1)
+        if value and value not in found:
+            found.append(value)
+    return found
+
+
+def redact(text, secrets, mask=REDACTED):
+    """`text` with every secret replaced by `mask` (********)."""
     if not text:
         return text
     for s in sorted((s for s in secrets or [] if s), key=len, reverse=True):
-        text = text.replace(s, REDACTED)
+        text = text.replace(s, mask)
     return text
 
 

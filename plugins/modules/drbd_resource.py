@@ -122,8 +122,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DrbdConfigError, DrbdParseError, check_resources, choose_syntax, describe_errors, parse_drbdadm_errors,
-    parse_version, redact, render_resource, validator_argv)
+    REDACTED, DrbdConfigError, DrbdParseError, check_resources, choose_syntax, config_secrets, describe_errors,
+    parse_drbdadm_errors, parse_version, redact, render_resource, validator_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 
 MODE = 0o600
@@ -190,10 +190,15 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    secrets = _secrets(p['resources'])
-    # From here on Ansible replaces the secrets in everything the module returns.
-    module.no_log_values.update(secrets)
     config_dir = p['config_dir']
+    # The new secrets and those of the installed configuration (a diff shows the old file, drbdadm
+    # may quote another resource's lines): from here on Ansible masks them in everything returned.
+    new_secrets = _secrets(p['resources'])
+    secrets = list(new_secrets)
+    for path in [p['main_config']] + (sorted(os.path.join(config_dir, n) for n in os.listdir(config_dir)
+                                             if n.endswith('.res')) if os.path.isdir(config_dir) else []):
+        secrets.extend(s for s in config_secrets(_read(path)) if s not in secrets)
+    module.no_log_values.update(secrets)
 
     if p['state'] == 'absent':
         files, changed = [], False
@@ -280,7 +285,9 @@ def main():
                 os.chmod(path, MODE)
         if before != text:
             diffs.append(dict(before_header=path if before is not None else '%s (absent)' % path,
-                              after_header=path, before=redact(before or '', secrets),
+                              # a rotated secret shows as a changed line, neither value printed
+                              after_header=path, before=redact(redact(before or '', new_secrets), secrets,
+                                                                REDACTED + ' (old)'),
                               after=redact(text, secrets)))
         files.append(dict(name=norm['name'], path=path, changed=file_changed, notes=norm['notes']))
         changed = changed or file_changed

@@ -34,6 +34,9 @@ class RunDir(object):
 
     def ensure(self):
         if not self._created:
+            # every directory made here is private, the report base too (makedirs applies `mode`
+            # to the last one only); an existing base keeps its mode (a team share, say)
+            os.makedirs(self.base, mode=0o700, exist_ok=True)
             os.makedirs(self.path, mode=0o700, exist_ok=True)
             self._created = True
         return self.path

@@ -145,6 +145,17 @@ def test_secret_is_quoted_and_redactable():
         d.check_resources([res])
 
 
+def test_the_secrets_of_an_installed_file_are_found_for_masking():
+    """A diff shows the installed file: its old secret must be masked although the input no longer has it."""
+    res = reference()
+    res.update(shared_secret='old one', cram_hmac_alg='sha256')
+    text = d.render_resource(d.check_resources([res])[0])
+    found = d.config_secrets(text + 'resource r2 { net { shared-secret plain-2; } }\n')
+    assert 'old one' in found and 'plain-2' in found
+    assert 'old' not in d.redact(text, found).split('shared-secret', 1)[1].split(';')[0]
+    assert d.config_secrets('net { cram-hmac-alg sha1; }') == []
+
+
 def test_filter_summarizes_without_secret_and_checks_primary():
     res = reference()
     res.update(shared_secret='hush', cram_hmac_alg='sha1', mount='/srv/bench-drbd')
