@@ -284,10 +284,10 @@ def main():
             else:
                 os.chmod(path, MODE)
         if before != text:
+            # a rotated secret shows as a changed line, neither value printed
+            shown = redact(redact(before or '', new_secrets), secrets, REDACTED + ' (old)')
             diffs.append(dict(before_header=path if before is not None else '%s (absent)' % path,
-                              # a rotated secret shows as a changed line, neither value printed
-                              after_header=path, before=redact(redact(before or '', new_secrets), secrets,
-                                                                REDACTED + ' (old)'),
+                              after_header=path, before=shown,
                               after=redact(text, secrets)))
         files.append(dict(name=norm['name'], path=path, changed=file_changed, notes=norm['notes']))
         changed = changed or file_changed
