@@ -1,5 +1,6 @@
 """The real playbook on this machine: matrix -> modules -> callback -> run directory."""
 
+import glob
 from collections import Counter
 
 from conftest import BIN, FILES, REPO, load_run, run, run_dirs
@@ -7,7 +8,14 @@ from conftest import BIN, FILES, REPO, load_run, run, run_dirs
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 
 
+def scratch():
+    """The module's scratch files in the benchmark directories (dd's random source lives in /dev/shm)."""
+    return {p for d in ('/var/tmp', '/dev/shm') for p in glob.glob(d + '/benchlab-*')}
+
+
 def test_bench_playbook_writes_a_valid_report(tmp_path, env):
+    # other processes on the machine (a killed `make perf`, another checkout's tests) may own some
+    before = scratch()
     proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
                 '-e', '@%s' % (FILES / 'matrix-small.yml'), '-e', 'bench_install_tools=false'], env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -44,9 +52,8 @@ def test_bench_playbook_writes_a_valid_report(tmp_path, env):
     assert '## dd-write' in report and 'host-rootfs (baseline)' in report
     assert 'benchlab report: %s' % (runs[0] / 'report.md') in proc.stdout
     assert 'benchlab summary' in proc.stdout
-    # nothing left behind in the benchmark directories
-    leftovers = [p for d in ('/var/tmp', '/dev/shm') for p in __import__('glob').glob(d + '/benchlab-*')]
-    assert leftovers == []
+    # the run left nothing behind in the benchmark directories
+    assert sorted(scratch() - before) == []
 
 
 def test_invalid_matrix_is_rejected_before_any_host_is_touched(tmp_path, env):

@@ -5,8 +5,10 @@ than the host (../shared/reference/002). btrfs with compression on a loop image 
 same way. The test writes zeros and real data into such a filesystem and into a plain ext4 image
 (the baseline) through the real playbook, and checks the analysis flags the zero-data result (zeros
 significantly faster than real data in the same cell) and not the default, random-data path.
-On this machine btrfs's own CPU cost caps the zero path at about 2x real data, less than ploop's 5x,
-so the test asks for "faster beyond noise", not for a ratio.
+The btrfs compresses at zstd level 15: real (random) data then costs the compressor, zeros cost
+nothing, and on this machine zeros go about 5x as fast as real data, like ploop's 5x. (At the
+default level 3 the gap was under 2x and drowned in the loop device's noise: the test failed one
+run in three.) The test still asks for "faster beyond noise", not for a ratio.
 """
 
 import json
@@ -26,11 +28,11 @@ def sh(*argv):
 
 @pytest.fixture
 def lab(tmp_path):
-    """Two 1 GiB loop filesystems: ext4 (baseline) and btrfs with forced zstd compression."""
+    """Two 1 GiB loop filesystems: ext4 (baseline) and btrfs with forced zstd compression, level 15."""
     made = []
     mounts = []
     try:
-        for name, mkfs, opts in (('ext4', ['mkfs.ext4', '-q'], None), ('btrfs', ['mkfs.btrfs', '-q'], 'compress-force=zstd')):
+        for name, mkfs, opts in (('ext4', ['mkfs.ext4', '-q'], None), ('btrfs', ['mkfs.btrfs', '-q'], 'compress-force=zstd:15')):
             image = tmp_path / ('%s.img' % name)
             with open(image, 'wb') as f:
                 f.truncate(1024 ** 3)
@@ -68,7 +70,8 @@ def test_zero_eliding_storage_is_flagged(tmp_path, env, lab):
     bench = {b['name']: {c['cell']: c for c in b['cells']} for b in results['analysis']['benchmarks']}
     zero, real = bench['dd-zero']['btrfs-zstd'], bench['dd-real']['btrfs-zstd']
     zero_codes = [f['code'] for f in zero['flags']]
-    assert 'zero_elision' in zero_codes and 'zero_data' in zero_codes, json.dumps(zero, indent=1)[:3000]
+    assert 'zero_elision' in zero_codes and 'zero_data' in zero_codes, (
+        zero['metrics']['throughput']['values'], real['metrics']['throughput']['values'], json.dumps(zero, indent=1)[:3000])
     real_codes = [f['code'] for f in real['flags']]
     assert 'zero_data' not in real_codes and 'zero_elision' not in real_codes
     # zeros look faster than real data on the same storage: the number the trap fakes
