@@ -2,7 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The performance figures of issue 9 (`make perf`; a benchmark, not a test).
 
-    .venv/bin/python perf/perf.py [--pairs 7] [--out perf/results.json]
+    .venv/bin/python perf/perf.py [--pairs 7] [--out perf/results.json] [--only FIGURE ...]
+
+`--only fidelity_dd` (or fidelity_fio, overhead, report) measures just that part, prints it and
+writes nothing (the full run takes minutes; use this while working on one figure).
 
 - fidelity_dd, fidelity_fio: does measuring through the module cost the measurement anything?
   Paired runs, alternating which goes first: the module (through `ansible -m`, so with Ansible's
@@ -26,6 +29,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -39,6 +43,7 @@ sys.path.insert(0, os.path.join(REPO, '.collections'))
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import parse_dd  # noqa: E402
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records  # noqa: E402
 
+PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'report')
 GOALS = {'fidelity_dd': ('>=', 0.98), 'fidelity_fio': ('>=', 0.98), 'overhead_per_cell_s': ('<=', 1.0),
          'report_100k_s': ('<=', 5.0), 'report_100k_peak_mb': ('<=', 500)}
 ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
@@ -150,16 +155,18 @@ def paired(pairs, via_module, by_hand):
     return statistics.median(ratios), ratios
 
 
-def fidelity(pairs):
+def fidelity(pairs, parts=('fidelity_dd', 'fidelity_fio')):
     figures = {}
     with LoopFs(2048) as mnt:
-        print('fidelity_dd (dd write 1 GiB, fdatasync, ext4 on a /dev/shm loop device)', flush=True)
-        figures['fidelity_dd'], figures['fidelity_dd_ratios'] = paired(
-            pairs, lambda: dd_module(mnt, 1024), lambda: dd_by_hand(mnt, 1024))
-        print('fidelity_fio (fio randread 4k O_DIRECT 3 s, same filesystem)', flush=True)
-        _iops, argv = fio_module(mnt)
-        figures['fidelity_fio'], figures['fidelity_fio_ratios'] = paired(
-            pairs, lambda: fio_module(mnt)[0], lambda: fio_by_hand(mnt, argv))
+        if 'fidelity_dd' in parts:
+            print('fidelity_dd (dd write 1 GiB, fdatasync, ext4 on a /dev/shm loop device)', flush=True)
+            figures['fidelity_dd'], figures['fidelity_dd_ratios'] = paired(
+                pairs, lambda: dd_module(mnt, 1024), lambda: dd_by_hand(mnt, 1024))
+        if 'fidelity_fio' in parts:
+            print('fidelity_fio (fio randread 4k O_DIRECT 3 s, same filesystem)', flush=True)
+            _iops, argv = fio_module(mnt)
+            figures['fidelity_fio'], figures['fidelity_fio_ratios'] = paired(
+                pairs, lambda: fio_module(mnt)[0], lambda: fio_by_hand(mnt, argv))
     return figures
 
 
@@ -219,16 +226,34 @@ def machine():
                                              check=False).stdout.strip() if shutil.which('systemd-detect-virt') else None}
 
 
+def terminated(signum, _frame):
+    # SIGTERM unwinds like Ctrl-C, so the loop filesystem and the /dev/shm images go away with it
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
+    signal.signal(signal.SIGTERM, terminated)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--pairs', type=int, default=7)
     ap.add_argument('--runs', type=int, default=20, help='runs of the overhead playbook')
     ap.add_argument('--out', default=os.path.join(REPO, 'perf', 'results.json'))
+    ap.add_argument('--only', nargs='+', choices=PARTS, metavar='PART',
+                    help='measure only these parts (%s), print them and write nothing' % ', '.join(PARTS))
     args = ap.parse_args(argv)
+    parts = args.only or PARTS
     figures = {}
-    figures.update(fidelity(args.pairs))
-    figures.update(overhead(args.runs))
-    figures.update(report_100k())
+    if 'fidelity_dd' in parts or 'fidelity_fio' in parts:
+        figures.update(fidelity(args.pairs, parts))
+    if 'overhead' in parts:
+        figures.update(overhead(args.runs))
+    if 'report' in parts:
+        figures.update(report_100k())
+    if args.only:
+        for name in sorted(figures):
+            value = figures[name]
+            print('%-22s %s' % (name, ', '.join('%.3f' % v for v in value) if isinstance(value, list) else
+                                ('%.3f' % value if isinstance(value, float) else value)))
+        return 0
     print('\n%-22s %10s %10s  %s' % ('figure', 'value', 'goal', 'met'))
     for name, (op, goal) in GOALS.items():
         value = figures.get(name)
