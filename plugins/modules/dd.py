@@ -64,8 +64,10 @@ options:
     type: path
   drop_caches:
     description:
-      - Drop the page cache (C(sync; echo 3 > /proc/sys/vm/drop_caches)) before reads. If that is
-        not allowed, reads use C(iflag=direct) instead and the record says so.
+      - Drop the page cache (C(sync; echo 3 > /proc/sys/vm/drop_caches)) right before dd, after the
+        guards: reads then come from the storage, and a write does not pay for dirty data from
+        before it. If that is not allowed, reads use C(iflag=direct) instead and the record says so;
+        writes carry a warning.
     type: bool
     default: true
   direct:
@@ -266,7 +268,8 @@ def main():
         if not is_device and not module.check_mode:
             workdir = make_workdir(path, 'dd')
         target = path if is_device else os.path.join(workdir, 'dd.bin')
-        iflags, oflags = [], []
+        # Ordered so nothing happens between the cache drop and dd: make the data, apply the
+        # guards (cool-down, quiesce), then `sync; echo 3 > drop_caches` and dd at once.
         if test == 'write':
             if p['data'] == 'zero':
                 source = '/dev/zero'
@@ -284,44 +287,46 @@ def main():
                     os.unlink(source)
                     srcfile = source
                     write_random_file(source, size)
-            if p['direct']:
-                oflags.append('direct')
-            argv = [dd_bin, 'if=' + source, 'of=' + target, 'bs=%d' % bs, 'count=%d' % count]
-            if p['fdatasync']:
-                argv.append('conv=fdatasync')
+            dest = target
+        elif test == 'read':
+            source, dest = target, '/dev/null'
         else:
-            if test == 'read':
-                source = target
-                dest = '/dev/null'
-            else:
-                source = os.path.join(workdir, 'dd-src.bin')
-                dest = target
-            if not module.check_mode and not is_device:
-                write_random_file(source, size)
-            direct_read = p['direct']
-            if p['drop_caches'] and not module.check_mode:
-                reason = drop_caches()
-                if reason:
+            source, dest = os.path.join(workdir, 'dd-src.bin'), target
+        if test != 'write' and not module.check_mode and not is_device:
+            write_random_file(source, size)
+
+        tool_version = None
+        if not module.check_mode:
+            version = run(module, [dd_bin, '--version'])
+            tool_version = version.stdout.splitlines()[0].split()[-1] if version.ok and version.stdout else None
+            start_measurement(module, params, warnings)
+
+        direct = p['direct']
+        if p['drop_caches'] and not module.check_mode:
+            # before reads, so they come from the storage; before writes too (the recipe's
+            # `sync; echo 3 > ...`), so dirty data from before is not flushed inside the timing
+            reason = drop_caches()
+            if reason:
+                params['drop_caches'] = False
+                if test == 'write':
+                    warnings.append('%s: the write may pay for dirty data written before it' % reason)
+                else:
                     warnings.append('%s: reading with iflag=direct instead' % reason)
-                    params['drop_caches'] = False
-                    direct_read = True
-            if direct_read:
-                iflags.append('direct')
-            params['direct'] = direct_read
-            argv = [dd_bin, 'if=' + source, 'of=' + dest, 'bs=%d' % bs, 'count=%d' % count]
-            if test == 'copy' and p['fdatasync']:
-                argv.append('conv=fdatasync')
-        if iflags:
-            argv.append('iflag=' + ','.join(iflags))
-        if oflags:
-            argv.append('oflag=' + ','.join(oflags))
+                    direct = True
+        argv = [dd_bin, 'if=' + source, 'of=' + dest, 'bs=%d' % bs, 'count=%d' % count]
+        if p['fdatasync'] and test != 'read':
+            argv.append('conv=fdatasync')
+        if test == 'write':
+            if direct:
+                argv.append('oflag=direct')
+        else:
+            params['direct'] = direct
+            if direct:
+                argv.append('iflag=direct')
         result['cmd'] = argv
         if module.check_mode:
             module.exit_json(**result)
 
-        version = run(module, [dd_bin, '--version'])
-        tool_version = version.stdout.splitlines()[0].split()[-1] if version.ok and version.stdout else None
-        start_measurement(module, params, warnings)
         started = utc_now()
         res = run(module, argv)
         if not res.ok:
