@@ -65,8 +65,8 @@ options:
   drop_caches:
     description:
       - Drop the page cache (C(sync; echo 3 > /proc/sys/vm/drop_caches)) right before dd, after the
-        guards: reads then come from the storage, and a write does not pay for dirty data from
-        before it. If that is not allowed, reads use C(iflag=direct) instead and the record says so;
+        guards. Reads then come from the storage, and a write does not pay for dirty data from
+        before it. If that is not allowed, reads use C(iflag=direct) instead and the record says so,
         writes carry a warning.
     type: bool
     default: true
