@@ -35,6 +35,7 @@ Needs root (loop device, drop_caches) and the venv of `make setup`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -53,9 +54,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(REPO, '.venv', 'bin')
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 
+from ansible_collections.benchlab.bench.plugins.module_utils import common  # noqa: E402
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import parse_dd  # noqa: E402
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records  # noqa: E402
 
+MIB = 1024 * 1024
 PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'report')
 GOALS = {'fidelity_dd': ('>=', 0.98), 'fidelity_fio': ('>=', 0.98), 'overhead_per_cell_s': ('<=', 1.0),
          'report_100k_s': ('<=', 5.0), 'report_100k_peak_mb': ('<=', 500)}
@@ -67,54 +70,42 @@ def sh(*argv, **kw):
     return subprocess.run([str(a) for a in argv], check=True, capture_output=True, text=True, **kw).stdout
 
 
-class LoopFs(object):
-    """An ext4 filesystem on a loop device backed by /dev/shm; removed on exit."""
-
-    def __init__(self, size_mb):
-        self.size_mb = size_mb
-        self.image = self.dev = self.mnt = None
-
-    def __enter__(self):
-        fd, self.image = tempfile.mkstemp(prefix='benchlab-perf-', dir='/dev/shm')
-        os.close(fd)
-        os.truncate(self.image, self.size_mb * 1024 * 1024)
-        self.dev = sh('losetup', '--find', '--show', self.image).strip()
-        sh('mkfs.ext4', '-q', self.dev)
-        self.mnt = tempfile.mkdtemp(prefix='benchlab-perf-')
-        sh('mount', self.dev, self.mnt)
-        return self.mnt
-
-    def __exit__(self, *exc):
-        if self.mnt:
-            subprocess.run(['umount', self.mnt], check=False)
-            os.rmdir(self.mnt)
-        if self.dev:
-            subprocess.run(['losetup', '-d', self.dev], check=False)
-        if self.image:
-            os.unlink(self.image)
-
-
-class LoopDev(object):
-    """A loop device over an image in /dev/shm filled beforehand, so writing it allocates nothing."""
-
-    def __init__(self, size_mb):
-        self.size_mb = size_mb
-        self.image = self.dev = None
-
-    def __enter__(self):
-        fd, self.image = tempfile.mkstemp(prefix='benchlab-perf-', dir='/dev/shm')
+@contextlib.contextmanager
+def loop_device(size_mb, fill):
+    """A loop device over an image in /dev/shm, removed on exit (also on SIGTERM, see main). Filled
+    beforehand (fill=True), writing it allocates nothing; else the image is sparse."""
+    fd, image = tempfile.mkstemp(prefix='benchlab-perf-', dir='/dev/shm')
+    dev = None
+    try:
         with os.fdopen(fd, 'wb') as f:
-            block = b'\xa5' * (1024 * 1024)
-            for _i in range(self.size_mb):
-                f.write(block)
-        self.dev = sh('losetup', '--find', '--show', self.image).strip()
-        return self.dev
+            if fill:
+                block = b'\xa5' * MIB
+                for _i in range(size_mb):
+                    f.write(block)
+            else:
+                f.truncate(size_mb * MIB)
+        dev = sh('losetup', '--find', '--show', image).strip()
+        yield dev
+    finally:
+        if dev:
+            subprocess.run(['losetup', '-d', dev], check=False)
+        os.unlink(image)
 
-    def __exit__(self, *exc):
-        if self.dev:
-            subprocess.run(['losetup', '-d', self.dev], check=False)
-        if self.image:
-            os.unlink(self.image)
+
+@contextlib.contextmanager
+def loop_fs(size_mb):
+    """An ext4 filesystem on a sparse loop_device, mounted; removed on exit."""
+    with loop_device(size_mb, fill=False) as dev:
+        sh('mkfs.ext4', '-q', dev)
+        mnt = tempfile.mkdtemp(prefix='benchlab-perf-')
+        try:
+            sh('mount', dev, mnt)
+            try:
+                yield mnt
+            finally:
+                subprocess.run(['umount', mnt], check=False)
+        finally:
+            os.rmdir(mnt)
 
 
 def module(name, args):
@@ -125,9 +116,10 @@ def module(name, args):
 
 
 def drop_caches():
-    os.sync()
-    with open('/proc/sys/vm/drop_caches', 'w') as f:
-        f.write('3\n')
+    """The module's own `sync; echo 3 > /proc/sys/vm/drop_caches`; perf needs it to work."""
+    reason = common.drop_caches()
+    if reason:
+        raise SystemExit('perf.py needs root: %s' % reason)
 
 
 NO_GUARDS = {'quiesce': False, 'cooldown_s': 0}
@@ -141,8 +133,9 @@ def dd_module(path, size_mb, **extra):
 
 
 def dd_by_hand(argv, size_mb):
-    """The module's argv, by hand: a random source of our own in /dev/shm (not timed) unless it reads
-    /dev/zero, `sync; echo 3 > drop_caches`, dd. A target inside a directory becomes a file in a work directory of ours."""
+    """The module's argv, by hand: a random source of our own in /dev/shm (not timed) unless it
+    reads /dev/zero, `sync; echo 3 > drop_caches`, dd. A target inside a directory becomes a file in
+    a work directory of ours."""
     target = [a for a in argv if a.startswith('of=')][0][3:]
     work = None
     if not target.startswith('/dev/'):
@@ -155,7 +148,7 @@ def dd_by_hand(argv, size_mb):
         if src:
             with os.fdopen(fd, 'wb') as f:
                 for _i in range(size_mb):
-                    f.write(os.urandom(1024 * 1024))
+                    f.write(os.urandom(MIB))
         argv = [('if=' + src) if src and a.startswith('if=') else ('of=' + target) if a.startswith('of=') else a
                 for a in argv]
         drop_caches()
@@ -277,13 +270,13 @@ def fidelity(pairs, parts=('fidelity_dd', 'fidelity_fio')):
         figures[name], figures[name + '_ratios'], figures[name + '_dropped_pairs'] = paired(pairs, via_module, by_hand)
 
     if 'fidelity_dd' in parts:
-        with LoopDev(RAW_MB + 64) as dev:
+        with loop_device(RAW_MB + 64, fill=True) as dev:
             print('fidelity_dd (dd write %d GiB of zeros, O_DIRECT, fdatasync, loop device over a filled /dev/shm image)'
                   % (RAW_MB // 1024), flush=True)
             raw = dict(destructive=True, direct=True, data='zero')
             argv = dd_module(dev, RAW_MB, **raw)[2]
             measure('fidelity_dd', lambda: dd_module(dev, RAW_MB, **raw)[:2], lambda: dd_by_hand(argv, RAW_MB))
-    with LoopFs(2048) as mnt:
+    with loop_fs(2048) as mnt:
         if 'fidelity_dd' in parts:
             print('fidelity_dd_pagecache (dd write %d MiB of random data, fdatasync, ext4 on a /dev/shm loop device; '
                   'no goal)' % PAGECACHE_MB, flush=True)
