@@ -240,3 +240,16 @@ def test_comparison_ids_of_any_length_make_a_run_directory(a, b, tmp_path):
 def test_long_comparison_ids_stay_distinct():
     a, b, c = 'a' * 128, 'a' * 127 + 'b', 'c' * 128
     assert len({comparison_id(a, c), comparison_id(b, c), comparison_id(c, a)}) == 3
+
+
+@pytest.mark.parametrize('spec,field', [
+    ({'ctid': '101\n'}, 'ctid'),
+    ({'ctid': 'web\n', 'tool': 'prlctl'}, 'ctid'),
+    ({'ctid': '101', 'ip_address': ['10.0.0.5\n']}, 'ip_address'),
+])
+def test_openvz_names_are_full_matches(spec, field):
+    """A value with a trailing newline would reach vzctl/prlctl argv and the container's config."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.openvz import OpenVZError, normalize
+    with pytest.raises(OpenVZError) as e:
+        normalize(dict(spec, ostemplate='debian-12'))
+    assert str(e.value).startswith(field)
