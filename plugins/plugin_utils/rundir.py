@@ -67,7 +67,7 @@ def _existing_parent(path):
     return path
 
 
-def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES):
+def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES, setting='BENCHLAB_REPORT_DIR'):
     """Raise OutputDirError unless `path` (created later if missing) can take files: the directory
     or its nearest existing parent must let us create, write, fsync and remove a file (a read-only
     mount, a full disk or a missing permission all fail here, for root too), and hold `min_free`
@@ -76,7 +76,7 @@ def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES):
     probe_dir = _existing_parent(path)
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputDirError('%s %s is not a directory' % (what, path))
-    fix = 'choose another one (BENCHLAB_REPORT_DIR, BENCHLAB_HISTORY_DB) or make it writable'
+    fix = 'choose another one (%s) or make it writable' % setting
     try:
         fd, probe = tempfile.mkstemp(prefix='.benchlab-write-probe-', dir=probe_dir)
     except OSError as e:
