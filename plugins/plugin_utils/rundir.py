@@ -197,7 +197,9 @@ class RunDir(object):
         self._created = False
 
     def ensure(self):
-        if not self._created:
+        # made again when something removed it during the run: results.json then still holds
+        # every record the callback kept
+        if not self._created or not os.path.isdir(self.path):
             # every directory made here is private, the report base too (makedirs applies `mode`
             # to the last one only); an existing base keeps its mode (a team share, say)
             os.makedirs(self.base, mode=0o700, exist_ok=True)
