@@ -119,7 +119,7 @@ def read_jsonl(path):
             continue
         try:
             obj = json.loads(raw.decode('utf-8'))
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
             what = 'an incomplete last line' if i == last else 'not valid JSON'
             problems.append('%s line %d: %s (%d bytes), skipped: %s' % (path, i + 1, what, len(raw), e))
             continue
@@ -164,7 +164,7 @@ def repair_jsonl(path):
         partial = os.read(fd, size - start)
         try:
             whole = isinstance(json.loads(partial.decode('utf-8')), dict)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             whole = False
         if whole:
             os.lseek(fd, size, os.SEEK_SET)
