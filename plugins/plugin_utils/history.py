@@ -185,7 +185,7 @@ def controller_fingerprint(run_dir, host=None):
     """(fingerprint, description) of the controller writing a run: its host name and the run's
     directory. A resume on the same controller has the same fingerprint; another controller (or
     another output directory) reusing the run id has another one."""
-    host = host or socket.getfqdn() or socket.gethostname()
+    host = host or socket.gethostname()
     description = '%s:%s' % (host, os.path.abspath(run_dir))
     return hashlib.sha256(description.encode('utf-8')).hexdigest()[:32], description
 
