@@ -241,21 +241,27 @@ class CallbackModule(CallbackBase):
         yet is repaired first (a partial last line from a crash). A failed append (a full disk)
         is an error on the terminal and is tried again before the next one and at the end; the
         record is in results.json either way."""
-        key = (self.rundir.path, name)
         self._pending.append((name, obj))
-        try:
-            if key not in self._repaired:
-                message = self.rundir.repair_jsonl(name)
-                self._repaired.add(key)
-                if message:
-                    self._display.warning('benchlab.bench.report: %s' % message)
-            while self._pending:
-                self.rundir.append_jsonl(*self._pending[0])
-                self._pending.pop(0)
-        except OSError as e:
-            self._display.error('benchlab.bench.report: cannot append to %s (%s): %d line(s) wait in memory and '
-                                'are written again with the next record and into results.json at the end' % (
-                                    os.path.join(self.rundir.path, name), e, len(self._pending)))
+        self._flush()
+
+    def _flush(self):
+        """Write the lines waiting to be appended, in order."""
+        while self._pending:
+            name, obj = self._pending[0]
+            key = (self.rundir.path, name)
+            try:
+                if key not in self._repaired:
+                    message = self.rundir.repair_jsonl(name)
+                    self._repaired.add(key)
+                    if message:
+                        self._display.warning('benchlab.bench.report: %s' % message)
+                self.rundir.append_jsonl(name, obj)
+            except OSError as e:
+                self._display.error('benchlab.bench.report: cannot append to %s (%s): %d line(s) wait in memory and '
+                                    'are written again with the next record and into results.json at the end' % (
+                                        os.path.join(self.rundir.path, name), e, len(self._pending)))
+                return
+            self._pending.pop(0)
 
     def _dry_run_entry(self, result, res, host):
         """Check mode: a benchmark's plan (bench_dry_run, or the cmd it returns), or a task that
@@ -364,12 +370,13 @@ class CallbackModule(CallbackBase):
     def _failure(self, result):
         if result._task.ignore_errors:
             return
-        if self.dry_run is not None:
+        action = str(result._task.resolved_action or result._task.action)
+        if self.dry_run is not None:  # a benchmark refused by a guard, or any task failing in check mode
             host = result._host.get_name()
-            self.dry_run.add_refused(host, result._task.get_name(), str(result._task.resolved_action or result._task.action),
-                                     str(result._result.get('msg', ''))[:500], self.current.get(host),
-                                     self.dry_run.runs_per_host.get(host))
-        if not str(result._task.resolved_action or result._task.action).startswith('benchlab.bench.'):
+            self.dry_run.add_refused(host, result._task.get_name(), action, str(result._result.get('msg', ''))[:500],
+                                     self.current.get(host), self.dry_run.runs_per_host.get(host),
+                                     kind='refused' if action.startswith('benchlab.bench.') else 'failed')
+        if not action.startswith('benchlab.bench.'):
             return
         cell, bench = self._cell_of(result)
         self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(), cell=cell, benchmark=bench,
@@ -484,8 +491,7 @@ class CallbackModule(CallbackBase):
         if self.dry_run is not None:
             return self.write_dry_run()
         self.reported = True
-        if self._pending:  # appends that failed earlier: one more try
-            self._append(*self._pending.pop(0))
+        self._flush()  # appends that failed earlier: one more try
         analysis = analyze(self.records, self.plan, self.sysinfo)
         meta = self._meta(status)
         doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)

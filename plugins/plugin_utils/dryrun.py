@@ -13,7 +13,8 @@ entries, per host in the order the host would run them:
   ``bench_dry_run`` yet is shown with the ``cmd`` it returns.
 - ``change``: any other task that reports ``changed`` in check mode (a guest, a container, a DRBD
   resource it would create, reconfigure or remove): "would change".
-- ``refused``: a task that failed in check mode (a guard refusing before anything ran).
+- ``refused``: a benchmark module that failed in check mode (a guard refusing before anything
+  ran); ``failed``: any other task that failed in check mode.
 """
 
 from __future__ import annotations
@@ -76,8 +77,10 @@ class DryRun(object):
         self.entries.append(entry)
         return entry
 
-    def add_refused(self, host, task, action, msg, run=None, index=None):
-        entry = self._base('refused', host, task, action, run, index)
+    def add_refused(self, host, task, action, msg, run=None, index=None, kind='refused'):
+        """A task that failed in check mode: a benchmark module a guard refused ('refused'), or
+        any other task ('failed')."""
+        entry = self._base(kind, host, task, action, run, index)
         entry['refused'] = _clean(msg or 'failed in check mode')
         self.entries.append(entry)
         return entry
@@ -85,7 +88,8 @@ class DryRun(object):
     def counts(self):
         runs = [e for e in self.entries if e['kind'] == 'run']
         return dict(runs=len(runs), hosts=len(set(e['host'] for e in self.entries)),
-                    refused=sum(1 for e in self.entries if e.get('refused')),
+                    refused=sum(1 for e in self.entries if e.get('refused') and e['kind'] != 'failed'),
+                    failed=sum(1 for e in self.entries if e['kind'] == 'failed'),
                     changes=sum(1 for e in self.entries if e['kind'] == 'change'))
 
     def by_host(self):
@@ -132,8 +136,9 @@ def render_markdown(doc):
              '- run id: %s' % _code(doc.get('run_id')),
              '- status: %s' % DRY_RUN_STATUS,
              '- matrix: %s' % _md_text(doc.get('matrix') or '-'),
-             '- %d run(s) on %d host(s), %d refused by a guard, %d other task(s) would change something' % (
-                 counts['runs'], counts['hosts'], counts['refused'], counts['changes']), '']
+             '- %d run(s) on %d host(s), %d refused by a guard, %d other task(s) would change something, '
+             '%d failed in check mode' % (counts['runs'], counts['hosts'], counts['refused'], counts['changes'],
+                                           counts['failed']), '']
     for host, entries in sorted(doc['hosts'].items()):
         lines += ['## %s' % _md_text(host), '']
         for e in entries:
@@ -150,7 +155,8 @@ def render_markdown(doc):
                     (' item %s' % _code(e['item'])) if e.get('item') else '',
                     (': %s' % _md_text(e['msg'])) if e.get('msg') else ''))
             else:
-                lines.append('- %s**refused**: %s (%s)' % (step, _md_text(e['task']), _md_text(_what(e))))
+                lines.append('- %s**%s**: %s (%s)' % (step, 'refused' if e['kind'] == 'refused' else 'failed in check mode',
+                                                      _md_text(e['task']), _md_text(_what(e))))
             if e.get('refused'):
                 lines.append('  - refused: %s' % _md_text(e['refused']))
         lines.append('')
@@ -162,8 +168,9 @@ def render_markdown(doc):
 def render_terminal(doc, width=100):
     """The terminal section of a dry run: one line per entry, cut to `width` columns."""
     counts = doc['counts']
-    lines = ['DRY RUN (check mode): nothing was run or stored; %d run(s) on %d host(s), %d refused, %d would change' % (
-        counts['runs'], counts['hosts'], counts['refused'], counts['changes'])]
+    lines = ['DRY RUN: nothing run or stored. %d run(s) on %d host(s), %d refused, %d would change%s' % (
+        counts['runs'], counts['hosts'], counts['refused'], counts['changes'],
+        (', %d failed' % counts['failed']) if counts['failed'] else '')]
     for host, entries in sorted(doc['hosts'].items()):
         lines.append('%s:' % host)
         for e in entries:
@@ -172,9 +179,9 @@ def render_terminal(doc, width=100):
             elif e['kind'] == 'change':
                 line = '  would change: %s%s' % (e['task'], (' (%s)' % e['item']) if e.get('item') else '')
             else:
-                line = '  refused: %s' % (e['task'])
+                line = '  %s: %s' % ('refused' if e['kind'] == 'refused' else 'failed in check mode', e['task'])
             lines.append(line if len(line) <= width else line[:width - 3] + '...')
             if e.get('refused'):
-                line = '    REFUSED: %s' % e['refused']
+                line = '    %s: %s' % ('REFUSED' if e['kind'] != 'failed' else 'FAILED', e['refused'])
                 lines.append(line if len(line) <= width else line[:width - 3] + '...')
     return '\n'.join(lines)

@@ -201,7 +201,7 @@ def test_a_dry_run_is_never_taken_for_a_run(tmp_path, env):
     proc = run(playbook('--check'), env, timeout=600)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    assert 'DRY RUN (check mode): nothing was run or stored; 1 run(s) on 1 host(s)' in out, out[-3000:]
+    assert 'DRY RUN: nothing run or stored. 1 run(s) on 1 host(s)' in out, out[-3000:]
     assert 'status: complete' not in out and 'benchlab history: run' not in out
     (run_dir,) = run_dirs(tmp_path / 'runs')
     assert sorted(p.name for p in run_dir.iterdir()) == ['dry-run.json', 'report.md']

@@ -407,13 +407,17 @@ def test_the_dry_run_writes_the_plan_and_nothing_else(callback, tmp_path):
                                {'changed': True, 'results': [{'changed': True}]}))  # the loop's summary: not twice
     cb.v2_runner_on_failed(_Result('localhost', _Task('Benchmark dd device', 'benchlab.bench.dd'),
                                    {'msg': 'refusing /dev/loop8: destructive: true is required'}))
+    cb.v2_runner_on_failed(_Result('localhost', _Task('Read the key', 'ansible.builtin.slurp'),
+                                   {'msg': 'file not found: /etc/benchlab/key'}))
     cb.v2_playbook_on_stats(None)
     run_dir = tmp_path / 'runs' / cb.rundir.run_id
     assert sorted(p.name for p in run_dir.iterdir()) == ['dry-run.json', 'report.md']
     assert not (tmp_path / 'history.sqlite').exists()
     doc = json.loads((run_dir / 'dry-run.json').read_text())
-    assert doc['status'] == 'dry run' and doc['counts'] == {'runs': 2, 'hosts': 1, 'refused': 2, 'changes': 1}
-    dd, fio, change, refused = doc['hosts']['localhost']
+    assert doc['status'] == 'dry run'
+    assert doc['counts'] == {'runs': 2, 'hosts': 1, 'refused': 2, 'changes': 1, 'failed': 1}
+    dd, fio, change, refused, failed = doc['hosts']['localhost']
+    assert failed['kind'] == 'failed' and failed['refused'] == 'file not found: /etc/benchlab/key'
     assert dd['argv'] == ['dd', 'if=/dev/zero', 'of=/dev/loop9', 'bs=1M'] and dd['writes'] == ['/dev/loop9']
     assert (dd['step'], dd['cell'], dd['benchmark'], dd['repetition']) == (1, 'host-rootfs', 'dd-write', 1)
     assert dd['refused'].startswith('/dev/loop9: partition')
@@ -425,7 +429,8 @@ def test_the_dry_run_writes_the_plan_and_nothing_else(callback, tmp_path):
     assert '`dd if=/dev/zero of=/dev/loop9 bs=1M`' in md and 'would change: Define the guest' in md
     terminal = [m for kind, m in cb.messages if kind == 'display' and 'DRY RUN' in m]
     assert terminal and all(len(line) <= 100 for line in terminal[0].splitlines())
-    assert 'REFUSED: /dev/loop9: partition' in terminal[0]
+    assert 'REFUSED: /dev/loop9: partition' in terminal[0] and 'FAILED: file not found' in terminal[0]
+    assert 'failed in check mode' in md
 
 
 def test_a_dry_run_of_an_existing_run_leaves_its_files_alone(callback, tmp_path):
