@@ -137,15 +137,15 @@ def render_markdown(doc):
              '- status: %s' % DRY_RUN_STATUS,
              '- matrix: %s' % _md_text(doc.get('matrix') or '-'),
              '- %d run(s) on %d host(s), %d refused by a guard, %d other task(s) would change something, '
-             '%d failed in check mode' % (counts['runs'], counts['hosts'], counts['refused'], counts['changes'],
-                                           counts['failed']), '']
+             '%d failed in check mode' % (
+                 counts['runs'], counts['hosts'], counts['refused'], counts['changes'], counts['failed']), '']
     for host, entries in sorted(doc['hosts'].items()):
         lines += ['## %s' % _md_text(host), '']
         for e in entries:
             step = ('step %s: ' % e['step']) if e.get('step') else ''
             if e['kind'] == 'run':
-                lines.append('- %s**%s** (%s): %s' % (step, _md_text(_what(e)), _md_text(e['tool']),
-                                                        _code(' '.join(e['argv'])) if e['argv'] else 'no command'))
+                command = _code(' '.join(e['argv'])) if e['argv'] else 'no command'
+                lines.append('- %s**%s** (%s): %s' % (step, _md_text(_what(e)), _md_text(e['tool']), command))
                 for key in ('writes', 'creates', 'removes'):
                     if e[key]:
                         lines.append('  - %s: %s' % (key, ', '.join(_code(p) for p in e[key])))

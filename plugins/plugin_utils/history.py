@@ -202,8 +202,8 @@ def _owner_problem(row, run_id, fingerprint, extends, n_records, db_path):
     if not extends and n_records < (old_n or 0):
         return ('run id %s is already in the history %s with %d records (stored %s) and this run has %d: a new run '
                 'under an old run id does not replace it. Resume it (the same BENCHLAB_RUN_ID with playbooks/bench.yml, '
-                'or -e bench_resume=%s) or give this run its own run id' % (run_id, db_path, old_n, old_stored,
-                                                                          n_records, run_id))
+                'or -e bench_resume=%s) or give this run its own run id' % (
+                    run_id, db_path, old_n, old_stored, n_records, run_id))
     return None
 
 

@@ -139,8 +139,8 @@ class Canary(object):
                     out.append('%s/%s was changed' % (root, rel))
         if self.proc is not None:
             if self.proc.poll() is not None:
-                out.append('process %d (%s) was killed (exit status %s)' % (self.proc.pid, ' '.join(self.argv),
-                                                                             self.proc.returncode))
+                out.append('process %d (%s) was killed (exit status %s)' % (
+                    self.proc.pid, ' '.join(self.argv), self.proc.returncode))
             elif _cmdline(self.proc.pid) != [a.encode() for a in self.argv]:
                 out.append('process %d no longer runs %s' % (self.proc.pid, ' '.join(self.argv)))
         if self.loop:
