@@ -424,7 +424,7 @@ class CallbackModule(CallbackBase):
         return None
 
     def _at_exit(self):
-        if os.getpid() == self._pid and not self.reported and (self.records or self.plan) and not self.preflight_error:
+        if os.getpid() == self._pid and not self.reported and (self.records or self.plan):
             self._write_safely('interrupted')
 
     def _write_safely(self, status):
@@ -437,13 +437,10 @@ class CallbackModule(CallbackBase):
     # -- reporting --------------------------------------------------------------------------
 
     def v2_playbook_on_stats(self, stats):
-        if self.preflight_error:
-            self.reported = True
-            return  # nothing ran; the error was shown at the start
+        if not (self.records or self.invalid or self.plan):
+            return  # nothing ran (bench.yml stops at its first task when the preflight failed)
         if self.dry_run is not None:
             self.write_dry_run()
-            return
-        if not (self.records or self.invalid or self.plan):
             return
         self.write_report(status='complete')
 

@@ -458,6 +458,23 @@ def test_a_run_id_with_white_space_fails_the_preflight(callback, run_id, tmp_pat
     assert not (tmp_path / 'runs').exists()
 
 
+def test_a_playbook_that_goes_on_after_a_failed_preflight_keeps_its_records(callback, tmp_path):
+    """Only bench.yml asserts the preflight. Another playbook with the callback goes on: its records
+    and report are still written, and the history entry of the other controller is not replaced."""
+    db = str(tmp_path / 'history.sqlite')
+    fp, ctl = history.controller_fingerprint('/elsewhere/runs/shared', host='ctl-b')
+    theirs = doc_of('shared', [record(1.0)] * 3)
+    store_run(db, theirs, fingerprint=fp, controller=ctl)
+    cb = callback(run_id='shared')
+    assert 'another controller (ctl-b:/elsewhere/runs/shared)' in os.environ['BENCHLAB_PREFLIGHT_ERROR']
+    bench_ok(cb, record(7.0))
+    cb.v2_playbook_on_stats(None)
+    results = json.loads((tmp_path / 'runs' / 'shared' / 'results.json').read_text())
+    assert [r['metrics']['throughput']['value'] for r in results['records']] == [7.0]
+    assert load_run(db, 'shared') == theirs
+    assert any(kind == 'error' and 'run shared not stored in the history' in m for kind, m in cb.messages)
+
+
 def test_the_preflight_passes_and_says_so_in_the_environment(callback):
     callback()
     assert os.environ['BENCHLAB_PREFLIGHT_ERROR'] == ''
