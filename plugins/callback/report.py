@@ -27,6 +27,21 @@ description:
     without it, records are grouped by tool and test and the first cell is the baseline.
   - A notification callback; enable it with C(callbacks_enabled = benchlab.bench.report). It works
     next to any stdout callback, including ansible-runner's.
+  - Nothing is lost. At the start of the playbook, before any host is touched, the output directory
+    and the history database's directory are checked (writable, with free space) and a run id that
+    another controller already stored in the history is refused; the outcome is exported as
+    E(BENCHLAB_PREFLIGHT_ERROR) (empty when fine), which the plan play of C(playbooks/bench.yml)
+    asserts. Every record is appended whole and fsynced the moment it arrives; a C(results.jsonl)
+    whose last line was cut short is repaired (complete records kept, the dropped bytes named)
+    before the next append; files are replaced by an fsynced rename; the history is stored before
+    the reports are rendered, so a renderer that fails costs neither the history nor the other files.
+  - A dry run (C(ansible-playbook --check)) is never taken for a run. The callback writes the plan
+    instead (C(dry-run.json) and a C(report.md) headed DRY RUN, and a DRY RUN section on the
+    terminal) with, per host and run, the command each benchmark would run, the paths and devices it
+    would write, what it would create or remove and which guard would refuse it (the modules'
+    C(bench_dry_run)), and every other task that reports a change in check mode (guests,
+    containers, DRBD resources) as "would change". The status is C(dry run); nothing is stored in
+    the history and C(results.jsonl) holds no record.
 requirements:
   - jsonschema (on the controller)
 options:
@@ -70,9 +85,12 @@ options:
         key: summary
   history_db:
     description:
-      - The SQLite history every finished run is stored in (by run id; storing again replaces it), for
-        C(benchlab.bench.compare) (C(playbooks/compare.yml)). A team share works (rollback journal and
-        a busy timeout, no WAL); a new file is created 0600, missing parent directories 0700.
+      - The SQLite history every finished run is stored in (by run id), for C(benchlab.bench.compare)
+        (C(playbooks/compare.yml)). A team share works (rollback journal and a busy timeout, no WAL); a
+        new file is created 0600, missing parent directories 0700.
+      - A run id belongs to the controller (host name and run directory) that stored it first; only a
+        resume of that run on that controller may extend it; another controller reusing the run id is
+        refused before any host is touched.
       - Default C($XDG_DATA_HOME/benchlab/history.sqlite), i.e. C(~/.local/share/benchlab/history.sqlite).
         V(off) turns the history off. A failure to store is a warning; the run's files are kept.
     type: str
@@ -102,18 +120,28 @@ import signal
 import time
 
 from ansible import constants as C
+from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import resolve_db_path, store_run
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import DRY_RUN_STATUS, DryRun
+from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_markdown as render_dry_run_md
+from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_terminal as render_dry_run_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (HistoryError, check_run_id,
+                                                                             controller_fingerprint, resolve_db_path,
+                                                                             store_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, new_run_id
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
+                                                                            new_run_id)
 
 COLLECTION_VERSION = '0.1.0'
+# The plan play of playbooks/bench.yml asserts this is empty (it holds the preflight's error).
+PREFLIGHT_ENV = 'BENCHLAB_PREFLIGHT_ERROR'
+HISTORY_MIN_FREE = 16 * 1024 * 1024
 
 
 def _records_of(result):
@@ -146,6 +174,10 @@ class CallbackModule(CallbackBase):
         self.current = {}  # host -> the run it started last (bench_run's bench_run_item)
         self.keys = {}
         self.reported = False
+        self.dry_run = None  # a DryRun in check mode
+        self.preflight_error = None
+        self._repaired = set()  # files of a run directory checked for a partial last line
+        self._pending = []  # (name, obj) appends that failed, written again before the next one
         self._pid = os.getpid()
         self._chained = {}
         self._install_interrupt_handlers()
@@ -157,12 +189,45 @@ class CallbackModule(CallbackBase):
         explicit = os.environ.get('BENCHLAB_REPORT_DIR') or base not in ('benchlab-runs', os.path.abspath('benchlab-runs'))
         if artifacts and not explicit:
             base = os.path.join(artifacts, 'benchlab')
-        self.rundir = RunDir(os.path.abspath(base), self.get_option('run_id') or new_run_id(self.started))
+        run_id = self.get_option('run_id')
+        try:
+            if run_id is not None and run_id != run_id.strip():
+                raise ValueError('run_id %r: leading or trailing white space (a newline?) is not part of a run id; '
+                                 'remove it (BENCHLAB_RUN_ID)' % (run_id,))
+            self.rundir = RunDir(os.path.abspath(base), run_id or new_run_id(self.started))
+        except ValueError as e:
+            # no run directory: the preflight fails the plan play with this message
+            self.preflight_error = 'benchlab.bench.report: %s' % e
+            self.rundir = RunDir(os.path.abspath(base), new_run_id(self.started))
+
+    # -- before any host ----------------------------------------------------------------------
+
+    def _preflight(self):
+        """The checks before any host is touched: a valid run id, an output directory and a
+        history directory that take files and have free space, a run id no other controller owns.
+        The first problem is exported in BENCHLAB_PREFLIGHT_ERROR (for the plan play to assert)
+        and shown as an error."""
+        if not self.preflight_error:
+            try:
+                check_output_dir(self.rundir.base, 'benchlab output directory')
+                history = resolve_db_path(self.get_option('history_db'))
+                if history and not self.dry_run:
+                    check_output_dir(os.path.dirname(history), 'benchlab history directory', HISTORY_MIN_FREE,
+                                     'BENCHLAB_HISTORY_DB')
+                    check_run_id(history, self.rundir.run_id, controller_fingerprint(self.rundir.path)[0])
+            except (OutputDirError, HistoryError) as e:
+                self.preflight_error = 'benchlab.bench.report: %s' % e
+        os.environ[PREFLIGHT_ENV] = self.preflight_error or ''
+        if self.preflight_error:
+            self._display.error('%s (nothing is run: fix it and start again)' % self.preflight_error)
 
     # -- collecting -------------------------------------------------------------------------
 
     def v2_playbook_on_start(self, playbook):
         self.playbook = getattr(playbook, '_file_name', None)
+        if context.CLIARGS.get('check'):
+            self.dry_run = DryRun()
+        self._preflight()
 
     def v2_playbook_on_play_start(self, play):
         if self.inventory is None:
@@ -172,6 +237,47 @@ class CallbackModule(CallbackBase):
             except AttributeError:
                 pass
 
+    def _append(self, name, obj):
+        """Append a line to a file of the run directory; a file this process has not appended to
+        yet is repaired first (a partial last line from a crash). A failed append (a full disk)
+        is an error on the terminal and is tried again before the next one and at the end; the
+        record is in results.json either way."""
+        self._pending.append((name, obj))
+        self._flush()
+
+    def _flush(self):
+        """Write the lines waiting to be appended, in order."""
+        while self._pending:
+            name, obj = self._pending[0]
+            key = (self.rundir.path, name)
+            try:
+                if key not in self._repaired:
+                    message = self.rundir.repair_jsonl(name)
+                    self._repaired.add(key)
+                    if message:
+                        self._display.warning('benchlab.bench.report: %s' % message)
+                self.rundir.append_jsonl(name, obj)
+            except OSError as e:
+                self._display.error('benchlab.bench.report: cannot append to %s (%s): %d line(s) wait in memory and '
+                                    'are written again with the next record and into results.json at the end' % (
+                                        os.path.join(self.rundir.path, name), e, len(self._pending)))
+                return
+            self._pending.pop(0)
+
+    def _dry_run_entry(self, result, res, host):
+        """Check mode: a benchmark's plan (bench_dry_run, or the cmd it returns), or a task that
+        would change something."""
+        action = str(result._task.resolved_action or result._task.action)
+        run, index = self.current.get(host), self.dry_run.runs_per_host.get(host)
+        if isinstance(res.get('bench_dry_run'), dict):
+            self.dry_run.add_run(host, result._task.get_name(), action, res['bench_dry_run'], run, index)
+        elif action.startswith('benchlab.bench.') and isinstance(res.get('cmd'), list):
+            self.dry_run.add_run(host, result._task.get_name(), action, dict(argv=res['cmd']), run, index)
+        elif res.get('changed') and not isinstance(res.get('results'), list):  # a loop: its items count
+            item = res.get('_ansible_item_label', res.get('item'))
+            self.dry_run.add_change(host, result._task.get_name(), action, res.get('msg'),
+                                    None if item is None else str(item), run, index)
+
     def _collect(self, result):
         res = result._result
         host = result._host.get_name()
@@ -180,7 +286,12 @@ class CallbackModule(CallbackBase):
             self._set_plan(facts['bench_plan'])
         if isinstance(facts.get('bench_run_item'), dict):
             self.current[host] = facts['bench_run_item']
+            if self.dry_run:
+                self.dry_run.announce(host)
             self._progress(facts['bench_run_item'])
+        if self.dry_run:
+            self._dry_run_entry(result, res, host)
+            return  # a dry run measures nothing: no record is kept, results.jsonl stays empty
         if isinstance(res.get('sysinfo'), dict):
             cell = (res.get('labels') or {}).get('cell') or host
             self.sysinfo['%s/%s' % (host, cell)] = dict(host=host, labels=res.get('labels') or {}, **res['sysinfo'])
@@ -193,12 +304,12 @@ class CallbackModule(CallbackBase):
                 stored['cell_key'] = key
             if errors:
                 self.invalid.append(dict(host=host, task=result._task.get_name(), errors=errors, record=rec))
-                self.rundir.append_jsonl('invalid.jsonl', self.invalid[-1])
+                self._append('invalid.jsonl', self.invalid[-1])
                 self._display.warning('benchlab.bench.report: invalid record from %s: %s' % (
                     printable(host), printable('; '.join(errors))))
                 continue
             self.records.append(stored)
-            self.rundir.append_jsonl('results.jsonl', stored)
+            self._append('results.jsonl', stored)
 
     def _set_plan(self, plan):
         """The plan arrived (set_fact bench_plan). A resumed plan names the run it continues: write
@@ -213,7 +324,8 @@ class CallbackModule(CallbackBase):
             plan = dict(plan, resume=dict((k, v) for k, v in resume.items() if k != 'records'))
         self.plan = plan
         self.keys = plan_keys(plan)
-        self.rundir.write_json('plan.json', self.plan)
+        if self.dry_run is None:  # a dry run's plan goes into dry-run.json, never over a run's plan.json
+            self.rundir.write_json('plan.json', self.plan)
 
     def _progress(self, run):
         """One line per run started: `[cell 3/24] fio randread on guest-2 (loop, bridged) — elapsed
@@ -260,7 +372,13 @@ class CallbackModule(CallbackBase):
     def _failure(self, result):
         if result._task.ignore_errors:
             return
-        if not str(result._task.resolved_action or result._task.action).startswith('benchlab.bench.'):
+        action = str(result._task.resolved_action or result._task.action)
+        if self.dry_run is not None:  # a benchmark refused by a guard, or any task failing in check mode
+            host = result._host.get_name()
+            self.dry_run.add_refused(host, result._task.get_name(), action, str(result._result.get('msg', ''))[:500],
+                                     self.current.get(host), self.dry_run.runs_per_host.get(host),
+                                     kind='refused' if action.startswith('benchlab.bench.') else 'failed')
+        if not action.startswith('benchlab.bench.'):
             return
         cell, bench = self._cell_of(result)
         self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(), cell=cell, benchmark=bench,
@@ -322,28 +440,71 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_stats(self, stats):
         if not (self.records or self.invalid or self.plan):
+            return  # nothing ran (bench.yml stops at its first task when the preflight failed)
+        if self.dry_run is not None:
+            self.write_dry_run()
             return
         self.write_report(status='complete')
 
-    def write_report(self, status):
-        self.reported = True
+    def _meta(self, status):
         finished = datetime.datetime.now(datetime.timezone.utc)
-        analysis = analyze(self.records, self.plan, self.sysinfo)
-        meta = dict(run_id=self.rundir.run_id, started=self.started.strftime('%Y-%m-%dT%H:%M:%SZ'),
+        return dict(run_id=self.rundir.run_id, started=self.started.strftime('%Y-%m-%dT%H:%M:%SZ'),
                     finished=finished.strftime('%Y-%m-%dT%H:%M:%SZ'), user=getpass.getuser(),
                     inventory=self.inventory, playbook=self.playbook,
                     matrix=(self.plan or {}).get('name'), collection_version=COLLECTION_VERSION,
                     status=status, invalid=self.invalid, failed=self.failed)
-        doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)
-        paths = write_reports(self.rundir, doc)
-        try:  # the history is a copy: failing to store warns and never costs the run's files
+
+    def write_dry_run(self):
+        """Check mode: dry-run.json and report.md (headed DRY RUN) and the terminal section; no
+        record, no results.json, nothing in the history."""
+        self.reported = True
+        doc = self.dry_run.document(self._meta(DRY_RUN_STATUS))
+        doc['plan'] = self.plan
+        self.rundir.write_json('dry-run.json', doc)
+        # a dry run of a run that exists (a resume) leaves that run's report alone
+        measured = any(os.path.exists(os.path.join(self.rundir.path, n)) for n in ('results.jsonl', 'results.json'))
+        report = self.rundir.write_text('dry-run.md' if measured else 'report.md', render_dry_run_md(doc))
+        self._display.display('\n' + render_dry_run_terminal(doc), color=C.COLOR_WARN)
+        self._display.display('benchlab dry run: %s (nothing stored in the history)' % report, color=C.COLOR_OK)
+
+    def _store_history(self, doc):
+        """Store the run in the history; failing to store is an error on the terminal and never
+        costs the run's files."""
+        try:
             history = resolve_db_path(self.get_option('history_db'))
             if history:
-                store_run(history, doc, label=self.get_option('run_label'))
+                fingerprint, controller = controller_fingerprint(self.rundir.path)
+                resume = (self.plan or {}).get('resume') or {}
+                store_run(history, doc, label=self.get_option('run_label'), fingerprint=fingerprint,
+                          controller=controller, extends=resume.get('run_id') == self.rundir.run_id)
                 self._display.display('benchlab history: run %s stored in %s' % (self.rundir.run_id, history))
+        except HistoryError as e:
+            self._display.error('benchlab.bench.report: run %s not stored in the history: %s (the run directory %s '
+                                'holds every record)' % (self.rundir.run_id, e, self.rundir.path))
         except Exception as e:  # pylint: disable=broad-except
             self._display.warning('benchlab.bench.report: run %s not stored in the history: %s' % (self.rundir.run_id, e))
-        report = paths['report.md']
+
+    def write_report(self, status):
+        """results.json first (with every record), then the history, then the other files: a
+        renderer that fails costs neither the history nor the other files."""
+        if self.dry_run is not None:
+            return self.write_dry_run()
+        self.reported = True
+        self._flush()  # appends that failed earlier: one more try
+        analysis = analyze(self.records, self.plan, self.sysinfo)
+        meta = self._meta(status)
+        doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)
+        errors, paths = [], {}
+        try:
+            paths['results.json'] = self.rundir.write_text('results.json', results_json(doc))
+        except Exception as e:  # pylint: disable=broad-except
+            errors.append(('results.json', e))
+        self._store_history(doc)
+        paths.update(write_reports(self.rundir, doc, errors=errors, skip=('results.json',)))
+        for name, e in errors:
+            self._display.error('benchlab.bench.report: %s not written: %s: %s (results.jsonl and the history hold '
+                                'the records)' % (os.path.join(self.rundir.path, name), type(e).__name__, e))
+        report = paths.get('report.md') or paths.get('results.json') or self.rundir.path
         self.rundir.link_latest()
         if self.get_option('summary') and analysis['benchmarks']:
             summary = render_terminal(analysis, meta=meta, plan=self.plan)
@@ -353,4 +514,6 @@ class CallbackModule(CallbackBase):
             self._display.display('benchlab: %d invalid record(s), listed in the report' % len(self.invalid),
                                   color=C.COLOR_WARN)
         self._display.display('benchlab report: %s' % report, color=C.COLOR_OK)
-        self._display.display('benchlab report (HTML): %s' % paths['report.html'], color=C.COLOR_OK)
+        if 'report.html' in paths:
+            self._display.display('benchlab report (HTML): %s' % paths['report.html'], color=C.COLOR_OK)
+        return paths

@@ -13,7 +13,8 @@ description:
     callback (C(benchlab.bench.report)) writes, for resuming that run with
     C(benchlab.bench.resume_plan).
   - A line of C(results.jsonl) that is not valid JSON (the last one, when the machine died while
-    writing it) is skipped and counted, never fatal.
+    writing it), or JSON but not an object, is skipped, counted and named (file and line number) in
+    a warning, never fatal. The report callback repairs a partial last line before it appends.
 options:
   _terms:
     description: The run id (one directory name).
@@ -62,8 +63,12 @@ _raw:
       type: list
       elements: dict
     unreadable_lines:
-      description: Lines of C(results.jsonl) that were not valid JSON and were skipped.
+      description: Lines of C(results.jsonl) that were not a JSON object and were skipped.
       type: int
+    problems:
+      description: One message per skipped line (file, line number, why).
+      type: list
+      elements: str
 '''
 
 import json
@@ -71,8 +76,11 @@ import os
 
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
+from ansible.utils.display import Display
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, read_jsonl
+
+display = Display()
 
 
 class LookupModule(LookupBase):
@@ -86,16 +94,14 @@ class LookupModule(LookupBase):
                 path = RunDir(base, run_id).path
             except ValueError as e:
                 raise AnsibleLookupError('run_state: %s' % e)
-            state = dict(run_id=run_id, path=path, found=False, plan=None, records=[], unreadable_lines=0)
+            state = dict(run_id=run_id, path=path, found=False, plan=None, records=[], unreadable_lines=0, problems=[])
             jsonl = os.path.join(path, 'results.jsonl')
             if os.path.isfile(jsonl):
                 state['found'] = True
-                with open(jsonl, encoding='utf-8') as f:
-                    for line in f:
-                        try:
-                            state['records'].append(json.loads(line))
-                        except ValueError:
-                            state['unreadable_lines'] += 1
+                state['records'], state['problems'] = read_jsonl(jsonl)
+                state['unreadable_lines'] = len(state['problems'])
+                for problem in state['problems']:
+                    display.warning('benchlab.bench.run_state: %s' % problem)
             plan = os.path.join(path, 'plan.json')
             if os.path.isfile(plan):
                 try:

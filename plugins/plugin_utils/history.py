@@ -22,6 +22,13 @@ mode (give a team share group permissions yourself).
 Tables: ``runs`` (one row per run: meta columns + the whole results document, zlib-compressed JSON)
 and ``metrics`` (one row per record x metric, for SQL dashboards). ``PRAGMA user_version`` is the
 schema version.
+
+A run id is owned by the controller that stored it first: every run is stored with a
+*fingerprint* of the controller (host name and run directory, see ``controller_fingerprint``).
+Storing the same run id again is allowed only from the same controller, and only to extend it (a
+resume of that run, or the same run stored again with at least its records); a second controller
+reusing a run id, or a new run under an old id, is a HistoryError and the stored run stays as it
+was.
 """
 
 from __future__ import annotations
@@ -30,10 +37,11 @@ import datetime
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import zlib
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 60.0
 OFF = ('off', 'none', 'false', 'no', 'disabled')
 
@@ -71,6 +79,8 @@ _SCHEMA = (
     'CREATE INDEX IF NOT EXISTS metrics_run ON metrics (run_id)',
     'CREATE INDEX IF NOT EXISTS metrics_series ON metrics (benchmark, cell, metric)',
 )
+# Columns added after version 1 (ALTER TABLE on an older file): who stored the run.
+_ADDED_COLUMNS = (('fingerprint', 'TEXT'), ('controller', 'TEXT'))
 
 
 class HistoryError(Exception):
@@ -144,6 +154,10 @@ def _migrate(conn, db_path):
         if conn.execute('PRAGMA user_version').fetchone()[0] < SCHEMA_VERSION:
             for stmt in _SCHEMA:
                 conn.execute(stmt)
+            have = set(r[1] for r in conn.execute('PRAGMA table_info(runs)').fetchall())
+            for name, kind in _ADDED_COLUMNS:
+                if name not in have:
+                    conn.execute('ALTER TABLE runs ADD COLUMN %s %s' % (name, kind))
             conn.execute('PRAGMA user_version = %d' % SCHEMA_VERSION)
         conn.execute('COMMIT')
     except BaseException:
@@ -167,8 +181,59 @@ def _metric_rows(run_id, records):
     return rows
 
 
-def store_run(db_path, doc, label=None, now=None):
-    """Store (or replace) one run's results document; idempotent by run_id.
+def controller_fingerprint(run_dir, host=None):
+    """(fingerprint, description) of the controller writing a run: its host name and the run's
+    directory. A resume on the same controller has the same fingerprint; another controller (or
+    another output directory) reusing the run id has another one."""
+    host = host or socket.gethostname()
+    description = '%s:%s' % (host, os.path.abspath(run_dir))
+    return hashlib.sha256(description.encode('utf-8')).hexdigest()[:32], description
+
+
+def _owner_problem(row, run_id, fingerprint, extends, n_records, db_path):
+    """Why a stored run must not be replaced by this document (None when it may be)."""
+    old_fp, old_controller, old_stored, old_n = row
+    if not fingerprint or not old_fp:  # a run stored without a fingerprint (schema 1): as before
+        return None
+    if old_fp != fingerprint:
+        return ('run id %s is already in the history %s, stored %s by another controller (%s): it is not replaced. '
+                'Give this run its own run id (unset BENCHLAB_RUN_ID, or choose a new one)'
+                % (run_id, db_path, old_stored, old_controller or 'unknown'))
+    if not extends and n_records < (old_n or 0):
+        return ('run id %s is already in the history %s with %d records (stored %s) and this run has %d: a new run '
+                'under an old run id does not replace it. Resume it (the same BENCHLAB_RUN_ID with playbooks/bench.yml, '
+                'or -e bench_resume=%s) or give this run its own run id' % (
+                    run_id, db_path, old_n, old_stored, n_records, run_id))
+    return None
+
+
+def check_run_id(db_path, run_id, fingerprint):
+    """Raise HistoryError when `run_id` is stored by another controller (see store_run); nothing
+    when it is free, stored by this one, or the database does not exist yet."""
+    if not db_path or not os.path.exists(db_path):
+        return
+    conn = connect(db_path, create=False)
+    try:
+        row = conn.execute('SELECT fingerprint, controller, stored, n_records FROM runs WHERE run_id = ?',
+                           (run_id,)).fetchone()
+    except sqlite3.DatabaseError as e:
+        raise HistoryError('history database %s: %s' % (db_path, e))
+    finally:
+        conn.close()
+    if row:
+        problem = _owner_problem(row, run_id, fingerprint, True, 0, db_path)
+        if problem:
+            raise HistoryError(problem)
+
+
+def store_run(db_path, doc, label=None, now=None, fingerprint=None, controller=None, extends=False):
+    """Store (or extend) one run's results document; idempotent by run_id.
+
+    `fingerprint`/`controller` name who stores it (controller_fingerprint()). A run id already
+    stored under another fingerprint is refused (HistoryError); under the same one it is replaced
+    only when `extends` (a resume of it) or the document holds at least the stored records (the
+    same run stored again, interrupted then complete). Runs stored without a fingerprint are
+    replaced as before.
 
     Returns 'stored' (new), 'replaced' (the run id was there with another document, e.g. an
     interrupted run stored again) or 'unchanged' (the same document was already there)."""
@@ -182,20 +247,29 @@ def store_run(db_path, doc, label=None, now=None):
     try:
         conn.execute('BEGIN IMMEDIATE')
         try:
-            row = conn.execute('SELECT digest, label FROM runs WHERE run_id = ?', (run_id,)).fetchone()
+            row = conn.execute('SELECT digest, label, fingerprint, controller, stored, n_records FROM runs '
+                               'WHERE run_id = ?', (run_id,)).fetchone()
             if row and row[0] == digest and row[1] == (label or None):
                 conn.execute('ROLLBACK')
                 return 'unchanged'
+            problem = row and _owner_problem(row[2:], run_id, fingerprint, extends, len(records), db_path)
+            if problem:
+                conn.execute('ROLLBACK')
+                raise HistoryError(problem)
             if row:
                 conn.execute('DELETE FROM metrics WHERE run_id = ?', (run_id,))
                 conn.execute('DELETE FROM runs WHERE run_id = ?', (run_id,))
             conn.execute('INSERT INTO runs (run_id, label, matrix, status, started, finished, stored, user, inventory, '
-                         'playbook, collection_version, n_records, digest, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+                         'playbook, collection_version, n_records, digest, doc, fingerprint, controller) '
+                         'VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
                          (run_id, label or None, doc.get('matrix'), doc.get('status'), doc.get('started'),
                           doc.get('finished'), stored, doc.get('user'), _text(doc.get('inventory')),
-                          _text(doc.get('playbook')), doc.get('collection_version'), len(records), digest, blob))
+                          _text(doc.get('playbook')), doc.get('collection_version'), len(records), digest, blob,
+                          fingerprint or None, controller or None))
             conn.executemany('INSERT INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)', _metric_rows(run_id, records))
             conn.execute('COMMIT')
+        except HistoryError:
+            raise
         except BaseException:
             conn.execute('ROLLBACK')
             raise

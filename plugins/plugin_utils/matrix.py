@@ -6,8 +6,10 @@ checks a schema cannot express, then expansion into the plan of runs (DESIGN.md 
 
 from __future__ import annotations
 
+import fractions
 import json
 import os
+import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import schema_validator
 
@@ -19,6 +21,10 @@ DEFAULT_METHODOLOGY = {'warmup': False, 'cooldown_s': 2, 'quiesce': True, 'max_l
 # Conservative rates (MB/s) for the duration estimate of runs whose length is set by a size.
 _EST_MB_S = {'dd': 50.0, 'fio': 50.0, 'sysbench_fileio': 100.0, 'compress': 5.0, 'bonnie': 30.0}
 _DEFAULT_SIZE = {'dd': '256M', 'fio': '256M', 'sysbench_fileio': '1G', 'compress': '32M'}
+# The largest size a matrix may ask for: more than any run on one host could write.
+MAX_SIZE_BYTES = 2 ** 50  # 1 PiB
+# A size string as the schema admits it (a number, a K/M/G/T prefix, an optional i/B).
+_SIZE_PARTS_RE = re.compile(r'^(?P<num>[0-9]+(?:\.[0-9]+)?)(?P<unit>[kKmMgGtT]?)(?P<i>i?)(?P<b>[bB]?)$')
 
 
 class MatrixError(ValueError):
@@ -75,6 +81,7 @@ def semantic_problems(matrix, inventory_hosts=None):
             problems.append('%s: max_cv needs max_repetitions, the cap on the number of runs' % where)
         if m.get('max_repetitions') is not None and m['max_repetitions'] < reps:
             problems.append('%s: max_repetitions (%s) is below repetitions (%s)' % (where, m['max_repetitions'], reps))
+    problems.extend(size_problems(matrix))
     if inventory_hosts is not None:
         for i, c in enumerate(cells):
             if c.get('host') not in inventory_hosts:
@@ -84,6 +91,65 @@ def semantic_problems(matrix, inventory_hosts=None):
         for i, c in enumerate(cells):
             for tool, params in sorted((c.get('params') or {}).items()):
                 problems.extend(_host_problems('bench_matrix.cells[%d].params.%s' % (i, tool), params, inventory_hosts))
+    return problems
+
+
+def _size_fields():
+    """{tool: [parameter names the schema types as sizes]}, read from the schema itself."""
+    with open(SCHEMA_FILE) as f:
+        defs = json.load(f)['$defs']
+    return dict((name[:-len('_params')], sorted(k for k, v in d.get('properties', {}).items()
+                                                if v.get('$ref') == '#/$defs/size'))
+                for name, d in defs.items() if name.endswith('_params'))
+
+
+def size_problem(value):
+    """Why a size parameter is refused (None when it is fine): zero, not a whole number of bytes
+    (`0.1`, `1.1k`), or absurd (more than MAX_SIZE_BYTES). Sizes are parsed as the modules do
+    (module_utils/units.parse_size: K/M/G/T powers of 1024, `MB` powers of 1000)."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+    try:
+        n = parse_size(value)
+    except (UnitError, TypeError, ValueError) as e:
+        return str(e)
+    exact = fractions.Fraction(n)
+    if isinstance(value, float):
+        exact = fractions.Fraction(value)
+    elif isinstance(value, str):
+        m = _SIZE_PARTS_RE.match(value.strip())
+        if m:
+            base = 1000 if (m.group('b') and not m.group('i')) else 1024
+            power = ('', 'k', 'm', 'g', 't').index(m.group('unit').lower())
+            exact = fractions.Fraction(m.group('num')) * base ** power
+    if exact <= 0:
+        return '%r is zero bytes: give a size of at least 1 byte (e.g. 4k, 256M)' % (value,)
+    if exact.denominator != 1:
+        return '%r is not a whole number of bytes (%s): give whole bytes (e.g. 512, 4k, 1536M)' % (
+            value, float(exact))
+    if n > MAX_SIZE_BYTES:
+        return '%r is more than 1 PiB (%d bytes): no run writes that much; check the unit' % (value, n)
+    return None
+
+
+def size_problems(matrix):
+    """Every size parameter of the benchmarks and of the cells' per-tool params, checked by size_problem."""
+    fields = _size_fields()
+    problems = []
+
+    def check(where, tool, params):
+        if not isinstance(params, dict):
+            return
+        for key in fields.get(tool, ()):
+            if key in params:
+                problem = size_problem(params[key])
+                if problem:
+                    problems.append('%s.%s: %s' % (where, key, problem))
+
+    for i, b in enumerate(matrix.get('benchmarks') or []):
+        check('bench_matrix.benchmarks[%d].params' % i, b.get('tool'), b.get('params'))
+    for i, c in enumerate(matrix.get('cells') or []):
+        for tool, params in sorted((c.get('params') or {}).items()):
+            check('bench_matrix.cells[%d].params.%s' % (i, tool), tool, params)
     return problems
 
 

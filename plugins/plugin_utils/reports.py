@@ -83,14 +83,29 @@ def results_problems(doc):
     return ['%s: %s' % ('/'.join(str(p) for p in e.absolute_path) or '(document)', e.message) for e in errors]
 
 
-def write_reports(rundir, doc):
+def write_reports(rundir, doc, errors=None, skip=()):
     """Write results.json, results.csv, report.md and report.html into rundir (a RunDir); return
-    {name: path}."""
+    {name: path}.
+
+    With a list `errors`, a file that cannot be rendered or written is appended to it as
+    (name, exception) and the other files are still written; without it the first failure raises.
+    Names in `skip` (already written) are left out."""
     meta = meta_of(doc)
     env, plan = doc.get('environment'), doc.get('plan')
+    renderers = (
+        ('results.json', lambda: results_json(doc)),
+        ('results.csv', lambda: render_csv(doc.get('records') or [], doc.get('run_id'))),
+        ('report.md', lambda: render_markdown(doc['analysis'], meta, env, plan)),
+        ('report.html', lambda: render_html(doc['analysis'], meta, env, plan)),
+    )
     paths = {}
-    paths['results.json'] = rundir.write_text('results.json', results_json(doc))
-    paths['results.csv'] = rundir.write_text('results.csv', render_csv(doc.get('records') or [], doc.get('run_id')))
-    paths['report.md'] = rundir.write_text('report.md', render_markdown(doc['analysis'], meta, env, plan))
-    paths['report.html'] = rundir.write_text('report.html', render_html(doc['analysis'], meta, env, plan))
+    for name, render in renderers:
+        if name in skip:
+            continue
+        try:
+            paths[name] = rundir.write_text(name, render())
+        except Exception as e:  # pylint: disable=broad-except
+            if errors is None:
+                raise
+            errors.append((name, e))
     return paths

@@ -1,18 +1,182 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The run directory: results.jsonl appended as records arrive, results.json and report.md at the end."""
+"""The run directory: results.jsonl appended as records arrive, results.json and report.md at the end.
+
+Nothing is lost, whatever the disk does: the directory is checked for writability and free space
+before any host is touched (check_output_dir), every append writes the whole line (os.write may
+write less than asked) and fsyncs it, files replaced by rename are fsynced (the file, then the
+directory) and a results.jsonl whose last line was cut short by a crash is repaired before the
+next append (repair_jsonl), keeping every complete record and saying what it dropped."""
 
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import os
 import re
 import secrets
+import tempfile
 
 # A run id is one path component: no separators, no '..', nothing a shell or a URL would mangle.
 RUN_ID_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$')
+
+
+# Free space the output directory needs at the start of a run: the reports of a large run are
+# tens of MB, results.jsonl grows with every record.
+MIN_FREE_BYTES = 64 * 1024 * 1024
+
+
+class OutputDirError(Exception):
+    """An output directory (or the history database's directory) that cannot take the run's files."""
+
+
+def write_all(fd, data):
+    """Write every byte of `data` to fd: os.write may write less than asked (a full disk, a signal,
+    a pipe); an error raises OSError instead of a silently short file."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:  # never seen from a regular file, but a loop must not spin on it
+            raise OSError(errno.EIO, 'short write (0 bytes written)')
+        view = view[n:]
+
+
+def fsync_dir(path):
+    """fsync a directory, so a rename or a new file in it survives a crash."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a directory; the data itself is synced
+        pass
+    finally:
+        os.close(fd)
+
+
+def _existing_parent(path):
+    path = os.path.abspath(path)
+    while not os.path.isdir(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES, setting='BENCHLAB_REPORT_DIR'):
+    """Raise OutputDirError unless `path` (created later if missing) can take files: the directory
+    or its nearest existing parent must let us create, write, fsync and remove a file (a read-only
+    mount, a full disk or a missing permission all fail here, for root too), and hold `min_free`
+    bytes. Creates nothing it leaves behind."""
+    path = os.path.abspath(path)
+    probe_dir = _existing_parent(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise OutputDirError('%s %s is not a directory' % (what, path))
+    fix = 'choose another one (%s) or make it writable' % setting
+    try:
+        fd, probe = tempfile.mkstemp(prefix='.benchlab-write-probe-', dir=probe_dir)
+    except OSError as e:
+        raise OutputDirError('%s %s is not writable (%s in %s): %s' % (what, path, e.strerror or e, probe_dir, fix))
+    try:
+        write_all(fd, b'benchlab\n')
+        os.fsync(fd)
+    except OSError as e:
+        raise OutputDirError('%s %s cannot take data (%s): %s' % (what, path, e.strerror or e, fix))
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(probe)
+        except OSError:
+            pass
+    st = os.statvfs(probe_dir)
+    free = st.f_bavail * st.f_frsize
+    if free < min_free:
+        raise OutputDirError('%s %s: only %d MiB free on its file system (%s), at least %d MiB needed: free some '
+                             'space or %s' % (what, path, free // 2 ** 20, probe_dir, min_free // 2 ** 20, fix))
+    return dict(path=path, checked=probe_dir, free_bytes=free)
+
+
+def read_jsonl(path):
+    """(records, problems) of a JSON-lines file: every line that is a JSON object is a record; a
+    line that is not JSON, or JSON but not an object, is skipped and named (file and line number)
+    in `problems`. A missing file is ([], [])."""
+    records, problems = [], []
+    if not os.path.isfile(path):
+        return records, problems
+    with open(path, 'rb') as f:
+        data = f.read()
+    lines = data.split(b'\n')
+    last = len(lines) - 1
+    for i, raw in enumerate(lines):
+        if i == last and raw == b'':
+            break
+        if not raw.strip():
+            problems.append('%s line %d: empty line, skipped' % (path, i + 1))
+            continue
+        try:
+            obj = json.loads(raw.decode('utf-8'))
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            what = 'an incomplete last line' if i == last else 'not valid JSON'
+            problems.append('%s line %d: %s (%d bytes), skipped: %s' % (path, i + 1, what, len(raw), e))
+            continue
+        if not isinstance(obj, dict):
+            problems.append('%s line %d: JSON but not an object (%s), skipped' % (path, i + 1, type(obj).__name__))
+            continue
+        records.append(obj)
+    return records, problems
+
+
+def repair_jsonl(path):
+    """Make a JSON-lines file end with a whole line before anything is appended to it.
+
+    A last line without its newline (the machine died while writing it) is completed when it is a
+    whole JSON object, otherwise cut off. Returns None when the file was fine (or missing), else a
+    message naming the file and what was dropped or completed. Complete lines are never touched."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return None
+        os.lseek(fd, size - 1, os.SEEK_SET)
+        if os.read(fd, 1) == b'\n':
+            return None
+        # find the start of the last line: read backwards in blocks
+        pos, tail = size, b''
+        while pos > 0:
+            step = min(65536, pos)
+            pos -= step
+            os.lseek(fd, pos, os.SEEK_SET)
+            tail = os.read(fd, step) + tail
+            cut = tail.rfind(b'\n')
+            if cut >= 0:
+                start = pos + cut + 1
+                break
+        else:
+            start = 0
+        os.lseek(fd, start, os.SEEK_SET)
+        partial = os.read(fd, size - start)
+        try:
+            whole = isinstance(json.loads(partial.decode('utf-8')), dict)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            whole = False
+        if whole:
+            os.lseek(fd, size, os.SEEK_SET)
+            write_all(fd, b'\n')
+            os.fsync(fd)
+            return '%s: the last record had no newline; completed it (%d bytes kept)' % (path, len(partial))
+        os.ftruncate(fd, start)
+        os.fsync(fd)
+        return ('%s: dropped a partial last line of %d bytes (a write cut short by a crash); %s' % (
+            path, len(partial), 'every complete line before it is kept' if start else 'there was no complete line'))
+    finally:
+        os.close(fd)
 
 
 def new_run_id(now=None):
@@ -33,7 +197,9 @@ class RunDir(object):
         self._created = False
 
     def ensure(self):
-        if not self._created:
+        # made again when something removed it during the run: results.json then still holds
+        # every record the callback kept
+        if not self._created or not os.path.isdir(self.path):
             # every directory made here is private, the report base too (makedirs applies `mode`
             # to the last one only); an existing base keeps its mode (a team share, say)
             os.makedirs(self.base, mode=0o700, exist_ok=True)
@@ -44,23 +210,36 @@ class RunDir(object):
     def file(self, name):
         return os.path.join(self.ensure(), name)
 
+    def repair_jsonl(self, name):
+        """repair_jsonl() of a file of this run directory (None when fine or missing)."""
+        return repair_jsonl(os.path.join(self.path, name))
+
     def append_jsonl(self, name, obj):
-        """Append one JSON line and flush it to disk at once: a crash later loses nothing."""
-        fd = os.open(self.file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        """Append one whole JSON line and fsync it at once: a crash later loses nothing."""
+        path = self.file(name)
+        new = not os.path.exists(path)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, (json.dumps(obj, sort_keys=True) + '\n').encode('utf-8'))
+            write_all(fd, (json.dumps(obj, sort_keys=True) + '\n').encode('utf-8'))
             os.fsync(fd)
         finally:
             os.close(fd)
+        if new:
+            fsync_dir(self.path)
 
     def write_text(self, name, text):
-        """Write a file atomically (temp file + rename)."""
+        """Write a file atomically: a temp file, written whole and fsynced, renamed over the old
+        one, then the directory fsynced (a crash leaves the old file or the new one, never half)."""
         path = self.file(name)
         tmp = path + '.tmp'
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, 'w') as f:
-            f.write(text)
+        try:
+            write_all(fd, text.encode('utf-8'))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
+        fsync_dir(self.path)
         return path
 
     def write_json(self, name, obj):

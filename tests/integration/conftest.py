@@ -76,3 +76,7 @@ def module(env, name, args, check=False):
 @pytest.fixture
 def env(tmp_path):
     return ansible_env(tmp_path)
+
+
+# The canary (issue 14 section 9): things benchlab did not make, checked untouched after the session.
+from canary import benchlab_canary, pytest_sessionfinish, pytest_terminal_summary  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import

@@ -22,7 +22,8 @@ from conftest import BIN, REPO, load_run, run, run_dirs
 CORPUS = {c['id']: c for c in yaml.safe_load(
     (REPO / 'tests' / 'unit' / 'fixtures' / 'hostile' / 'matrices.yml').read_text())['cases']}
 SAMPLE = ['missing-baseline-cell', 'unknown-tool', 'negative-size', 'absurd-repetitions', 'path-traversal',
-          'duplicate-cells', 'host-not-in-inventory', 'shell-in-size', 'not-a-mapping']
+          'duplicate-cells', 'host-not-in-inventory', 'shell-in-size', 'not-a-mapping',
+          'size-zero-string', 'size-fraction-of-a-byte', 'size-absurd']
 
 
 @pytest.mark.parametrize('case_id', SAMPLE)
