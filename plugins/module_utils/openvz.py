@@ -160,15 +160,23 @@ def parse_vz_conf(text):
     return conf
 
 
-def parse_prlctl_list(text, name):
-    """`prlctl list --all --json` -> {'exists', 'running'} for the container called name."""
+def _json_list(text, what):
+    """prlctl's JSON output as a list of entries (a single object counts as a list of one)."""
     try:
         entries = json.loads(text)
     except ValueError:
         first = text.strip().splitlines()[0] if text.strip() else '(empty output)'
-        raise OpenVZError('prlctl list: not JSON: %r' % first)
+        raise OpenVZError('%s: not JSON: %r' % (what, first))
+    if isinstance(entries, dict):
+        entries = [entries]
     if not isinstance(entries, list):
-        raise OpenVZError('prlctl list: expected a JSON list')
+        raise OpenVZError('%s: expected a JSON list' % what)
+    return entries
+
+
+def parse_prlctl_list(text, name):
+    """`prlctl list --all --json` -> {'exists', 'running'} for the container called name."""
+    entries = _json_list(text, 'prlctl list')
     for entry in entries:
         if isinstance(entry, dict) and entry.get('name') == name:
             return {'exists': True, 'running': entry.get('status') == 'running'}
@@ -352,15 +360,7 @@ def is_marked(spec, description):
 
 def parse_prlctl_info(text, name):
     """`prlctl list --info --json NAME` -> the container's description ('' when it has none)."""
-    try:
-        entries = json.loads(text)
-    except ValueError:
-        first = text.strip().splitlines()[0] if text.strip() else '(empty output)'
-        raise OpenVZError('prlctl list --info: not JSON: %r' % first)
-    if isinstance(entries, dict):
-        entries = [entries]
-    if not isinstance(entries, list):
-        raise OpenVZError('prlctl list --info: expected a JSON list')
+    entries = _json_list(text, 'prlctl list --info')
     for entry in entries:
         if isinstance(entry, dict) and entry.get('Name', entry.get('name')) == name:
             return str(entry.get('Description', entry.get('description')) or '')
