@@ -339,3 +339,24 @@ def test_a_guest_whose_host_key_cannot_be_pinned_is_refused(lab, tmp_path):
         assert 'the host key of kvmt-td-nokey cannot be pinned' in out, out[-3000:]
     finally:
         playbook(lab, tmp_path, dict(v, kvm_guest_state='absent'))
+
+
+def test_a_routed_network_benchlab_did_not_make_is_not_removed(lab, tmp_path):
+    """libvirt 9.0 networks carry no metadata: the role's mark is the UUID it derives from the name."""
+    net = 'kvmt-foreign-net'
+    lab['conn'].networkDefineXML("<network><name>%s</name><bridge name='kvmtbr9'/>"
+                                 "<ip address='198.19.99.1' prefix='24'/></network>" % net)
+    try:
+        v = base_vars(lab, tmp_path, kvm_guest_name='kvmt-td-netx', kvm_guest_network_mode='routed',
+                      kvm_guest_network_name=net, kvm_guest_network_remove=True, kvm_guest_state='absent')
+        proc, _changed, _added = playbook(lab, tmp_path, v)
+        assert proc.returncode != 0
+        out = ' '.join(proc.stdout.split())
+        assert 'network %s on %s was not made by benchlab' % (net, lab['uri']) in out, out[-3000:]
+        assert net in networks(lab)
+        proc, _changed, _added = playbook(lab, tmp_path, dict(v, kvm_guest_adopt=True))
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        assert net not in networks(lab)
+    finally:
+        if net in networks(lab):
+            networks(lab)[net].undefine()
