@@ -446,7 +446,7 @@ def plan(spec, current, conf=None, description=None, adopt=False, host_key=None)
                         else ['prlctl', 'set', ctid, '--description', mark(s)])
             new_key = not running
         if tool == 'vzctl' and conf is not None:
-            step = vzctl_set(s, [k for k in conf_differences(s, conf)])
+            step = vzctl_set(s, conf_differences(s, conf))
             if step:
                 cmds.append(step)
     if host_key and new_key and state != 'stopped':

@@ -257,8 +257,8 @@ def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tea
     other = tmp_path / 'other_key'
     subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(other)], check=True)
     try:
-        known.write_text(good.replace(' '.join(pinned[A1]), ' '.join(other.with_suffix('.pub').read_text()
-                                                                   .split()[:2])))
+        wrong = ' '.join(Path(str(other) + '.pub').read_text().split()[:2])
+        known.write_text(good.replace(' '.join(pinned[A1]), wrong))
         bad = subprocess.run(ssh, capture_output=True, text=True, timeout=60, check=False)
         assert bad.returncode == 255, bad.stderr
         assert 'REMOTE HOST IDENTIFICATION HAS CHANGED' in bad.stderr or 'Host key verification failed' in bad.stderr
