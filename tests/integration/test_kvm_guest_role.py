@@ -152,6 +152,8 @@ def test_define_start_is_idempotent_and_teardown_removes_everything(lab, tmp_pat
     host_pub = (images / (NAME + '-seed') / 'ssh_host_ed25519_key.pub').read_text().split()[:2]
     assert 'ed25519_public: "%s"' % ' '.join(host_pub) in user_data and 'ssh_deletekeys: true' in user_data
     assert 'BEGIN OPENSSH PRIVATE KEY' in user_data
+    assert seed.stat().st_mode & 0o777 == 0o600   # it holds the private host key
+    assert 'BEGIN OPENSSH PRIVATE KEY' not in proc.stdout
     known = (lab['work'] / 'known_hosts').read_text().split()
     assert known == ['198.19.77.2'] + host_pub
     assert guest['ansible_ssh_common_args'] == ('-o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes'
