@@ -18,11 +18,21 @@ is flagged by the ``zero_data``/``zero_elision`` traps of the report. simfs has 
 Nothing here runs a command: ``plan()`` compares what is wanted with what exists (parsed from
 ``vzctl status`` and the container's config, or ``prlctl list --json``) and returns the argv
 lists to run, in order. The module runs them (or returns them in check mode).
+
+Ownership (the adoption rule): every container benchlab creates carries the description
+``benchlab.bench:<ctid>`` (``vzctl set --description`` writes ``DESCRIPTION="..."`` into the
+container's config; ``prlctl set --description`` shows in ``prlctl list --info --json``). An
+existing container without that mark is not destroyed, reconfigured (``--ipdel all``,
+``--netif_del all``, resources), started, stopped or given keys unless ``adopt`` is true; an
+adopted container gets the mark first.
+
+Host keys: a new container's SSH host key (ed25519) is generated on the host, in a directory of
+benchlab (``<host_key_dir>/<ctid>/``), and installed into the container's file system (mounted,
+before its first start); the role pins the public half in a known_hosts file on the controller.
 """
 
-from __future__ import annotations
-
 import json
+import os
 import re
 import shlex
 
@@ -37,6 +47,10 @@ PAGE = 4096
 _CTID_RE = re.compile(r'^[0-9]+$')
 _NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$')
 _CONF_LINE_RE = re.compile(r'^\s*([A-Z_][A-Z0-9_]*)=(.*)$')
+
+
+MARK_PREFIX = 'benchlab.bench:'
+HOST_KEY = 'ssh_host_ed25519_key'
 
 
 class OpenVZError(ValueError):
@@ -146,15 +160,23 @@ def parse_vz_conf(text):
     return conf
 
 
-def parse_prlctl_list(text, name):
-    """`prlctl list --all --json` -> {'exists', 'running'} for the container called name."""
+def _json_list(text, what):
+    """prlctl's JSON output as a list of entries (a single object counts as a list of one)."""
     try:
         entries = json.loads(text)
     except ValueError:
         first = text.strip().splitlines()[0] if text.strip() else '(empty output)'
-        raise OpenVZError('prlctl list: not JSON: %r' % first)
+        raise OpenVZError('%s: not JSON: %r' % (what, first))
+    if isinstance(entries, dict):
+        entries = [entries]
     if not isinstance(entries, list):
-        raise OpenVZError('prlctl list: expected a JSON list')
+        raise OpenVZError('%s: expected a JSON list' % what)
+    return entries
+
+
+def parse_prlctl_list(text, name):
+    """`prlctl list --all --json` -> {'exists', 'running'} for the container called name."""
+    entries = _json_list(text, 'prlctl list')
     for entry in entries:
         if isinstance(entry, dict) and entry.get('name') == name:
             return {'exists': True, 'running': entry.get('status') == 'running'}
@@ -170,7 +192,7 @@ def expected_conf(spec):
     numbers (pages for PHYSPAGES/SWAPPAGES, 1 KiB blocks for DISKSPACE).
     """
     s = spec
-    conf = {'VE_LAYOUT': s['layout'], 'OSTEMPLATE': s['ostemplate']}
+    conf = {'VE_LAYOUT': s['layout'], 'OSTEMPLATE': s['ostemplate'], 'DESCRIPTION': mark(s)}
     if s.get('diskspace'):
         conf['DISKSPACE'] = '%s:%s' % (s['diskspace'], s['diskspace'])
     if s.get('ram'):
@@ -211,12 +233,13 @@ def conf_limit_bytes(key, value):
 def conf_differences(spec, current):
     """Config keys whose current value means something else than the spec asks, sorted.
 
-    VE_LAYOUT and OSTEMPLATE are not settings that can change (see layout_mismatch).
+    VE_LAYOUT and OSTEMPLATE are not settings that can change (see layout_mismatch); DESCRIPTION is
+    the benchlab mark (see is_marked).
     """
     want = expected_conf(spec)
     diff = []
     for key, value in sorted(want.items()):
-        if key in ('VE_LAYOUT', 'OSTEMPLATE'):
+        if key in ('VE_LAYOUT', 'OSTEMPLATE', 'DESCRIPTION'):
             continue
         have = current.get(key)
         if have is None:
@@ -275,6 +298,8 @@ def vzctl_set(s, keys=None):
         argv += ['--netif_add', '%s,,%s,,%s' % (s['ifname'], s['host_ifname'], s['bridge'])]
     if s.get('nameserver') and 'NAMESERVER' in want:
         argv += ['--nameserver', s['nameserver']]
+    if 'DESCRIPTION' in want:
+        argv += ['--description', mark(s)]
     if len(argv) == 3:
         return None
     return argv + ['--save']
@@ -310,7 +335,8 @@ def prlctl_set(s):
             argv += ['--ipadd', addr]
     if s.get('nameserver'):
         argv += ['--nameserver', s['nameserver']]
-    cmds = [argv] if len(argv) > 3 else []
+    argv += ['--description', mark(s)]
+    cmds = [argv]
     if s.get('diskspace'):
         cmds.append(['prlctl', 'set', s['ctid'], '--device-set', 'hdd0', '--size', s['diskspace']])
     if s['network'] == 'veth':
@@ -323,24 +349,86 @@ def prlctl_set(s):
     return cmds
 
 
-def plan(spec, current, conf=None):
+def mark(spec):
+    """The description that marks a container as made by benchlab."""
+    return MARK_PREFIX + str(spec['ctid'])
+
+
+def is_marked(spec, description):
+    return (description or '').strip() == mark(spec)
+
+
+def parse_prlctl_info(text, name):
+    """`prlctl list --info --json NAME` -> the container's description ('' when it has none)."""
+    entries = _json_list(text, 'prlctl list --info')
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get('Name', entry.get('name')) == name:
+            return str(entry.get('Description', entry.get('description')) or '')
+    raise OpenVZError('prlctl list --info: no container %r in the output' % name)
+
+
+def host_key_paths(spec, key_dir):
+    """(private, public) paths of the container's SSH host key in benchlab's directory on the host."""
+    base = os.path.join(key_dir, str(spec['ctid']), HOST_KEY)
+    return base, base + '.pub'
+
+
+def host_key_argv(spec, key_dir, key_exists, ve_root='/vz/root'):
+    """Generate (unless it exists) the host key on the host and install it into the stopped container's
+    file system: mount, install private (0600) and public (0644) key, unmount."""
+    s = spec
+    tool, ctid = s['tool'], s['ctid']
+    private, public = host_key_paths(s, key_dir)
+    cmds = []
+    if not key_exists:
+        cmds.append(['install', '-d', '-m', '0700', os.path.dirname(private)])
+        cmds.append(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'benchlab-%s' % ctid, '-f', private])
+    root = '%s/%s' % (ve_root.rstrip('/'), ctid)
+    cmds.append([tool, 'mount', ctid])
+    cmds.append(['install', '-D', '-m', '0600', private, '%s/etc/ssh/%s' % (root, HOST_KEY)])
+    cmds.append(['install', '-D', '-m', '0644', public, '%s/etc/ssh/%s.pub' % (root, HOST_KEY)])
+    cmds.append([tool, 'umount', ctid])
+    return cmds
+
+
+def not_ours(spec, what):
+    s = spec
+    return ('container %s exists but was not made by benchlab (its description is not the benchlab mark %r): '
+            'refusing to %s it. Choose another ctid, or set adopt: true (role: openvz_ct_adopt: true) to take it '
+            'over (it is then marked).' % (s['ctid'], mark(s), what))
+
+
+def plan(spec, current, conf=None, description=None, adopt=False, host_key=None):
     """The argv lists that take the container from current to spec['state'], in order.
 
     current: {'exists': bool, 'running': bool} (parse_vzctl_status / parse_prlctl_list);
     conf: the parsed /etc/vz/conf/<CTID>.conf of an existing vzctl container (to change only
-    what differs). An existing container is never re-created: a different layout or template
-    is reported by layout_mismatch() instead.
+    what differs; its DESCRIPTION is the mark); description: the description of an existing prlctl
+    container (parse_prlctl_info). An existing container without the benchlab mark is refused
+    (OpenVZError naming it and the option) unless adopt, which marks it first.
+    host_key: {'dir': ..., 'exists': bool, 've_root': ...} to give a container that is created (or an
+    adopted one that is not running) benchlab's SSH host key before its first start; None for none.
+    An existing container is never re-created: a different layout or template is reported by
+    layout_mismatch() instead.
     """
     s = normalize(spec)
     tool, ctid, state = s['tool'], s['ctid'], s['state']
+    if description is None and conf is not None:
+        description = conf.get('DESCRIPTION')
+    ours = current['exists'] and is_marked(s, description)
+    if current['exists'] and not ours and not adopt:
+        raise OpenVZError(not_ours(s, 'destroy' if state == 'absent' else 'reconfigure, start or stop'))
     cmds = []
     if state == 'absent':
         if current['exists']:
             if current['running']:
                 cmds.append([tool, 'stop', ctid])
             cmds.append([tool, 'destroy' if tool == 'vzctl' else 'delete', ctid])
+            if host_key and host_key.get('exists') and ours:
+                cmds.append(['rm', '-f'] + list(host_key_paths(s, host_key['dir'])))
         return cmds
     running = current['running']
+    new_key = False
     if not current['exists']:
         if tool == 'vzctl':
             cmds.append(vzctl_create(s))
@@ -351,10 +439,19 @@ def plan(spec, current, conf=None):
             cmds.append(prlctl_create(s))
             cmds.extend(prlctl_set(s))
         running = False
-    elif tool == 'vzctl' and conf is not None:
-        step = vzctl_set(s, conf_differences(s, conf))
-        if step:
-            cmds.append(step)
+        new_key = True
+    else:
+        if not ours:   # adopted: mark it first
+            cmds.append(['vzctl', 'set', ctid, '--description', mark(s), '--save'] if tool == 'vzctl'
+                        else ['prlctl', 'set', ctid, '--description', mark(s)])
+            new_key = not running
+        if tool == 'vzctl' and conf is not None:
+            step = vzctl_set(s, conf_differences(s, conf))
+            if step:
+                cmds.append(step)
+    if host_key and new_key and state != 'stopped':
+        cmds.extend(host_key_argv(s, host_key['dir'], host_key.get('exists', False),
+                                  host_key.get('ve_root', '/vz/root')))
     if state == 'started' and not running:
         cmds.append([tool, 'start', ctid])
         if tool == 'vzctl' and s['network'] == 'veth' and s['ip_address']:

@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: openvz_ct
@@ -18,6 +16,13 @@ description:
     existing container only gets the settings that differ, so a second run changes nothing.
   - In check mode nothing runs but the status query; the result's C(cmds) lists the argv that would
     run. Without the tool installed, check mode plans as if the container did not exist (with a warning).
+  - Every container it creates carries the description C(benchlab.bench:<ctid>) (C(vzctl set --description),
+    C(DESCRIPTION) in the container's config; C(prlctl set --description)). An existing container without that
+    mark is refused (destroy, reconfiguration such as C(--ipdel all), start, stop) unless O(adopt=true), which
+    marks it first.
+  - A new container's SSH host key (ed25519) is generated on the host under O(host_key_dir)C(/<ctid>/) and
+    installed into the container's file system (mounted) before its first start; RV(host_public_key) returns it
+    for pinning in a known_hosts file (the role does that).
   - Ploop skips all-zero blocks, so C(dd if=/dev/zero) inside a ploop container measures nothing (the
     reference thread saw a ploop container "5x faster" than its host); benchlab writes random data by
     default and its report flags zero-data writes (traps C(zero_data) and C(zero_elision)).
@@ -95,6 +100,16 @@ options:
     description: Where running containers are mounted on the host (C(VE_ROOT) without the CTID).
     type: path
     default: /vz/root
+  adopt:
+    description:
+      - Act on an existing container that does not carry the benchlab mark (its description is not
+        C(benchlab.bench:<ctid>)); it is marked first. Off, such a container is refused with a message naming it.
+    type: bool
+    default: false
+  host_key_dir:
+    description: Directory on the host where benchlab keeps the containers' SSH host keys (C(<dir>/<ctid>/)).
+    type: path
+    default: /var/lib/benchlab/openvz
 attributes:
   check_mode:
     support: full
@@ -144,6 +159,17 @@ labels:
   returned: always
   type: dict
   sample: {platform: openvz, layout: ploop, net: venet, openvz_tool: vzctl}
+marked:
+  description: Whether the container carries (or, after this run, will carry) the benchlab mark.
+  returned: always
+  type: bool
+host_public_key:
+  description:
+    - The container's SSH host public key (C(ssh-ed25519 AAAA...)) that benchlab generated and installed, to pin in
+      a known_hosts file; null when there is none (check mode before creation, an adopted running container).
+  returned: always
+  type: str
+  sample: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI...
 '''
 
 import os
@@ -152,6 +178,18 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils import openvz
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+
+
+def prlctl_description(module, s):
+    """The description of an existing prlctl container (the benchlab mark when benchlab made it)."""
+    argv = ['prlctl', 'list', '--info', '--json', s['ctid']]
+    result = run(module, argv)
+    if result.rc != 0:
+        fail(module, 'prlctl list --info', result)
+    try:
+        return openvz.parse_prlctl_info(result.stdout, s['ctid'])
+    except openvz.OpenVZError as exc:
+        module.fail_json(msg=str(exc), cmd=argv)
 
 
 def current_state(module, s, warnings):
@@ -211,31 +249,50 @@ def main():
             config=dict(type='str'),
             conf_dir=dict(type='path', default='/etc/vz/conf'),
             ve_root=dict(type='path', default='/vz/root'),
+            adopt=dict(type='bool', default=False),
+            host_key_dir=dict(type='path', default='/var/lib/benchlab/openvz'),
         ),
         supports_check_mode=True,
     )
-    spec = {k: v for k, v in module.params.items() if k not in ('conf_dir', 've_root')}
+    spec = {k: v for k, v in module.params.items() if k not in ('conf_dir', 've_root', 'adopt', 'host_key_dir')}
     try:
         s = openvz.normalize(spec)
     except openvz.OpenVZError as exc:
         module.fail_json(msg=str(exc))
     warnings = []
     status, conf = current_state(module, s, warnings)
+    description = None
+    if s['tool'] == 'prlctl' and status['exists']:
+        description = prlctl_description(module, s)
+    elif status['exists']:
+        description = (conf or {}).get('DESCRIPTION', '')
     if conf is not None and s['state'] != 'absent':
         problem = openvz.layout_mismatch(s, conf)
         if problem:
             module.fail_json(msg=problem)
-    cmds = openvz.plan(s, status, conf)
+    private, public = openvz.host_key_paths(s, module.params['host_key_dir'])
+    host_key = {'dir': module.params['host_key_dir'], 'exists': os.path.exists(private) and os.path.exists(public),
+                've_root': module.params['ve_root']}
+    try:
+        cmds = openvz.plan(s, status, conf, description=description, adopt=module.params['adopt'], host_key=host_key)
+    except openvz.OpenVZError as exc:
+        module.fail_json(msg=str(exc), existed=status['exists'], marked=False)
+    marked = s['state'] != 'absent'
     result = dict(changed=bool(cmds), cmds=cmds, ct_root=openvz.container_root(s, module.params['ve_root']),
-                  labels=openvz.labels(s), existed=status['exists'])
+                  labels=openvz.labels(s), existed=status['exists'], marked=marked, host_public_key=None)
     for w in warnings:
         module.warn(w)
-    if module.check_mode:
-        module.exit_json(**result)
-    for argv in cmds:
-        out = run(module, argv)
-        if out.rc != 0:
-            fail(module, ' '.join(argv[:2]), out, done=cmds[:cmds.index(argv)])
+    if not module.check_mode:
+        for argv in cmds:
+            out = run(module, argv)
+            if out.rc != 0:
+                fail(module, ' '.join(argv[:2]), out, done=cmds[:cmds.index(argv)])
+    if s['state'] != 'absent' and os.path.exists(public):
+        with open(public) as f:
+            result['host_public_key'] = ' '.join(f.read().split()[:2]) or None
+    if s['state'] == 'started' and result['host_public_key'] is None and not module.check_mode:
+        module.warn('container %s has no SSH host key generated by benchlab (adopted while running?): '
+                    'its host key cannot be pinned' % s['ctid'])
     module.exit_json(**result)
 
 

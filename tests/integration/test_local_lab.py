@@ -59,6 +59,34 @@ def clean_lab(env):
         teardown_lab(env)
 
 
+@pytest.fixture
+def canary():
+    """A container with the lab's names that benchlab did not make (lxc-create -t none: a config and an
+    empty root, never started). Every teardown must leave it; the test removes it itself."""
+    name = PREFIX + '-canary'
+    subprocess.run(['lxc-destroy', '-n', name], capture_output=True, check=False)
+    subprocess.run(['lxc-create', '-n', name, '-t', 'none'], capture_output=True, check=True)
+    config = Path('/var/lib/lxc/%s/config' % name)
+    text = config.read_text()
+    try:
+        yield name, config, text
+    finally:
+        subprocess.run(['lxc-destroy', '-n', name], capture_output=True, check=False)
+        shutil.rmtree('/var/lib/lxc/%s' % name, ignore_errors=True)
+
+
+def assert_canary_kept(canary, out):
+    name, config, text = canary
+    assert config.read_text() == text
+    assert name in subprocess.run(['lxc-ls', '-1'], capture_output=True, text=True, check=True).stdout.split()
+    assert 'kept (not ours): container %s' % name in out, out[-3000:]
+
+
+def without(snap, *names):
+    """A snapshot without the entries naming the given containers (the canary is not the lab's)."""
+    return {k: [v for v in vals if not any(n in v for n in names)] for k, vals in snap.items()}
+
+
 def extra_vars(tmp_path, **more):
     path = tmp_path / 'lab-vars.json'
     path.write_text(json.dumps(dict(LAB_VARS, **more)))
@@ -103,7 +131,7 @@ MATRIX = {
 }
 
 
-def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_path, env, clean_lab):
+def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_path, env, clean_lab, canary):
     before = clean_lab
     mfile = tmp_path / 'matrix.json'
     mfile.write_text(json.dumps({'bench_lab_matrix': MATRIX}))
@@ -143,24 +171,32 @@ def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_pa
                    for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2')
     assert pairs == [(1, 2, None), (2, 2, G1)]
     assert not any(r['labels']['cell'] == 'boom' for r in jsonl)
-    # nothing of the lab is left: containers, links, routes, loop devices, mounts, processes, files
-    assert snapshot(PREFIX) == before
-    assert lab_is_gone(PREFIX) == {}
+    # nothing of the lab is left: containers, links, routes, loop devices, mounts, processes, files;
+    # the container with the lab's names that benchlab did not make is still there, reported as not ours
+    assert_canary_kept(canary, out)
+    assert without(snapshot(PREFIX), canary[0]) == before
+    assert without(lab_is_gone(PREFIX), canary[0]) == {'files': [], 'lxc-ls': []}
     assert lab_iperf_processes() == []
 
 
 def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down(tmp_path, env, clean_lab):
     before = clean_lab
-    # what a killed run leaves: a bridge without address, a container with a stale config and an
-    # empty root, a stray container the lab does not know, a buffered loop device on the image
-    subprocess.run(['ip', 'link', 'add', PREFIX + 'br0', 'type', 'bridge'], check=True)
-    for ct in (G1, 'blt-g9'):
-        root = Path('/var/lib/lxc/%s/rootfs' % ct)
-        root.mkdir(parents=True)
-        (root.parent / 'config').write_text('lxc.uts.name = %s\nlxc.rootfs.path = dir:%s\n' % (ct, root))
+    # what a killed run leaves: the lab state it wrote first, a bridge without address, a (marked)
+    # container with a stale config and an empty root, a buffered loop device on the image; and a stray
+    # container with the lab's names that the lab did not make (no mark, not recorded)
     labdir = Path('/var/lib/benchlab/%s' % PREFIX)
     labdir.mkdir(parents=True, mode=0o700)
     img = labdir / (G2 + '.img')
+    Path('/var/lib/benchlab/lab-%s.json' % PREFIX).write_text(json.dumps({
+        'benchlab': 1, 'lab': PREFIX, 'created': '2026-01-01T00:00:00Z', 'bridge': PREFIX + 'br0',
+        'dirs': [str(labdir)], 'containers': [G1, G2], 'images': [str(img)]}))
+    subprocess.run(['ip', 'link', 'add', PREFIX + 'br0', 'type', 'bridge'], check=True)
+    stray = 'blt-g9'
+    for ct in (G1, stray):
+        root = Path('/var/lib/lxc/%s/rootfs' % ct)
+        root.mkdir(parents=True)
+        (root.parent / 'config').write_text('lxc.uts.name = %s\nlxc.rootfs.path = dir:%s\n' % (ct, root))
+    (root.parent.parent / G1 / 'benchlab-lab.json').write_text(json.dumps({'benchlab': 1, 'lab': PREFIX, 'guest': G1}))
     subprocess.run(['truncate', '-s', '1G', str(img)], check=True)
     stray_dev = subprocess.run(['losetup', '--find', '--show', str(img)], capture_output=True, text=True,
                                check=True).stdout.strip()
@@ -182,6 +218,9 @@ def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tea
         msg: "LAB {{ item }} {{ hostvars[item].ansible_host }} {{ hostvars[item].bench_lab_labels | dictsort | map('join', '=') | join(',') }}
               dio={{ hostvars[item].bench_lab_loop_direct_io | default('-') }}"
       loop: "{{ groups['benchlab_lab'] }}"
+    - ansible.builtin.debug:
+        msg: "SSHARGS {{ item }} {{ hostvars[item].ansible_ssh_common_args }}"
+      loop: "{{ groups['benchlab_lab'] }}"
 ''')
     first = run([BIN / 'ansible-playbook', play, '-i', 'inventories/local', '-e', extra_vars(tmp_path)], env)
     assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
@@ -201,6 +240,31 @@ def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tea
     assert second.returncode == 0, second.stdout[-4000:]
     assert 'changed=0' in recap(second.stdout) and 'failed=0' in recap(second.stdout), recap(second.stdout)
 
+    # host keys: generated by the role, pinned in the lab's known_hosts, checked (not trusted on first use)
+    known = labdir / 'known_hosts'
+    args = 'SSHARGS %s -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes' % (G1, known)
+    assert args in first.stdout
+    pinned = {line.split()[0]: line.split()[1:3] for line in known.read_text().splitlines()}
+    for name, addr in ((G1, A1), (G2, A2)):
+        key = Path('/var/lib/lxc/%s/rootfs/etc/ssh/ssh_host_ed25519_key.pub' % name).read_text().split()[:2]
+        assert pinned[addr] == key
+    ssh = ['ssh', '-i', str(labdir / 'id_ed25519'), '-o', 'UserKnownHostsFile=%s' % known, '-o',
+           'StrictHostKeyChecking=yes', '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o',
+           'GlobalKnownHostsFile=/dev/null', 'root@' + A1, 'true']
+    ok = subprocess.run(ssh, capture_output=True, text=True, timeout=60, check=False)
+    assert ok.returncode == 0, ok.stderr
+    good = known.read_text()
+    other = tmp_path / 'other_key'
+    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(other)], check=True)
+    try:
+        wrong = ' '.join(Path(str(other) + '.pub').read_text().split()[:2])
+        known.write_text(good.replace(' '.join(pinned[A1]), wrong))
+        bad = subprocess.run(ssh, capture_output=True, text=True, timeout=60, check=False)
+        assert bad.returncode == 255, bad.stderr
+        assert 'REMOTE HOST IDENTIFICATION HAS CHANGED' in bad.stderr or 'Host key verification failed' in bad.stderr
+    finally:
+        known.write_text(good)
+
     # a matrix naming a guest that does not exist fails in the planning play: the lab is still removed
     bad = dict(MATRIX, cells=MATRIX['cells'][:1] + [dict(MATRIX['cells'][1], host='blt-g7')],
                benchmarks=MATRIX['benchmarks'][:1])
@@ -212,6 +276,52 @@ def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tea
     assert proc.returncode != 0
     assert "bench_matrix.cells[1].host: 'blt-g7' is not in the inventory" in proc.stdout
     assert 'Benchmark dd' not in proc.stdout
-    assert not Path('/var/lib/lxc/blt-g9').exists()   # the stray container the lab did not know
+    # the stray container the lab did not make survives the teardown, reported as not ours
+    assert Path('/var/lib/lxc/%s/config' % stray).exists()
+    assert 'kept (not ours): container %s' % stray in proc.stdout
+    shutil.rmtree('/var/lib/lxc/%s' % stray)
     assert snapshot(PREFIX) == before
     assert lab_is_gone(PREFIX) == {}
+
+
+def test_a_container_the_lab_did_not_make_is_refused_unless_adopted_and_survives_teardown(tmp_path, env, clean_lab,
+                                                                                          canary):
+    """Cheap (nothing is built): a guest whose container directory exists without the lab's mark stops
+    the role before it creates anything, naming the container and local_lab_adopt; the teardown keeps
+    it. The teardown removes a recorded and marked container, and not a recorded one without the mark."""
+    name, _config, _text = canary
+    guests = [{'name': name, 'storage': 'dir', 'net': 'bridged', 'address': A1}]
+    proc = run([BIN / 'ansible-playbook', 'playbooks/lab_bench.yml', '-i', 'inventories/local',
+                '-e', extra_vars(tmp_path, local_lab_guests=guests, local_lab_host_packages=[])], env)
+    out = ' '.join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0
+    assert ('local_lab: container %s (/var/lib/lxc/%s) exist(s) but carry no mark of lab %s' % (name, name, PREFIX)
+            in out), out[-3000:]
+    assert 'local_lab_adopt: true' in out
+    assert not Path('/var/lib/benchlab/lab-%s.json' % PREFIX).exists()   # refused before recording anything
+    assert not Path('/sys/class/net/%sbr0' % PREFIX).exists()
+    assert_canary_kept(canary, proc.stdout)
+
+    # teardown.sh on its own: a recorded+marked container goes, a recorded unmarked one stays
+    ours, unmarked = PREFIX + '-ours', PREFIX + '-nomark'
+    try:
+        for ct in (ours, unmarked):
+            Path('/var/lib/lxc/%s/rootfs' % ct).mkdir(parents=True)
+            Path('/var/lib/lxc/%s/config' % ct).write_text('lxc.uts.name = %s\n' % ct)
+        Path('/var/lib/lxc/%s/benchlab-lab.json' % ours).write_text(
+            json.dumps({'benchlab': 1, 'lab': PREFIX, 'guest': ours}))
+        Path('/var/lib/lxc/%s/benchlab-lab.json' % unmarked).write_text(   # another lab's mark
+            json.dumps({'benchlab': 1, 'lab': 'other', 'guest': unmarked}))
+        Path('/var/lib/benchlab').mkdir(mode=0o755, exist_ok=True)
+        Path('/var/lib/benchlab/lab-%s.json' % PREFIX).write_text(json.dumps(
+            {'benchlab': 1, 'lab': PREFIX, 'bridge': PREFIX + 'br0', 'dirs': [], 'images': [],
+             'containers': [ours, unmarked, name]}))
+        proc = teardown_lab(env)
+        assert not Path('/var/lib/lxc/%s' % ours).exists()
+        assert Path('/var/lib/lxc/%s/config' % unmarked).exists()
+        assert 'kept (not ours): container %s (no benchlab mark of lab %s)' % (unmarked, PREFIX) in proc.stdout
+        assert_canary_kept(canary, proc.stdout)
+    finally:
+        for ct in (ours, unmarked):
+            shutil.rmtree('/var/lib/lxc/%s' % ct, ignore_errors=True)
+        Path('/var/lib/benchlab/lab-%s.json' % PREFIX).unlink(missing_ok=True)

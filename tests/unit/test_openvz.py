@@ -47,7 +47,8 @@ def test_vzctl_ploop_container_from_nothing_to_started():
     assert openvz.plan(PLOOP, NONE) == [
         ['vzctl', 'create', '101', '--ostemplate', 'centos-6-x86_64', '--layout', 'ploop', '--diskspace', '10G',
          '--hostname', 'ct101'],
-        ['vzctl', 'set', '101', '--ram', '1G', '--swap', '512M', '--cpus', '2', '--ipadd', '198.18.10.101', '--save'],
+        ['vzctl', 'set', '101', '--ram', '1G', '--swap', '512M', '--cpus', '2', '--ipadd', '198.18.10.101',
+         '--description', 'benchlab.bench:101', '--save'],
         ['vzctl', 'start', '101'],
     ]
 
@@ -55,7 +56,8 @@ def test_vzctl_ploop_container_from_nothing_to_started():
 def test_vzctl_simfs_differs_only_in_layout():
     ploop, simfs = openvz.plan(PLOOP, NONE), openvz.plan(SIMFS, NONE)
     assert simfs[0][:7] == ['vzctl', 'create', '102', '--ostemplate', 'centos-6-x86_64', '--layout', 'simfs']
-    swap = {'101': '102', 'ploop': 'simfs', 'ct101': 'ct102', '198.18.10.101': '198.18.10.102'}
+    swap = {'101': '102', 'ploop': 'simfs', 'ct101': 'ct102', '198.18.10.101': '198.18.10.102',
+            'benchlab.bench:101': 'benchlab.bench:102'}
     assert simfs == [[swap.get(a, a) for a in argv] for argv in ploop]
 
 
@@ -64,7 +66,8 @@ def test_vzctl_veth_bridged_sets_the_interface_and_its_address_after_start():
                 swap=None, hostname=None, diskspace=None)
     assert openvz.plan(spec, NONE) == [
         ['vzctl', 'create', '101', '--ostemplate', 'centos-6-x86_64', '--layout', 'ploop'],
-        ['vzctl', 'set', '101', '--ram', '1G', '--cpus', '2', '--netif_add', 'eth0,,veth101.0,,vmbr0', '--save'],
+        ['vzctl', 'set', '101', '--ram', '1G', '--cpus', '2', '--netif_add', 'eth0,,veth101.0,,vmbr0',
+         '--description', 'benchlab.bench:101', '--save'],
         ['vzctl', 'start', '101'],
         ['vzctl', 'exec2', '101', 'ip', 'addr', 'replace', '198.18.10.101/24', 'dev', 'eth0'],
         ['vzctl', 'exec2', '101', 'ip', 'link', 'set', 'eth0', 'up'],
@@ -80,7 +83,7 @@ def test_existing_running_container_with_matching_config_needs_nothing():
 
 
 def test_existing_container_gets_only_the_settings_that_differ():
-    conf = openvz.parse_vz_conf(CONF_101)
+    conf = dict(openvz.parse_vz_conf(CONF_101), DESCRIPTION='benchlab.bench:101')   # made by benchlab
     spec = dict(SIMFS, ctid='101', ram='256M', swap='512M', diskspace='2G', hostname='centos-7', cpus=None,
                 ip_address=['192.168.0.101'])
     # the real config: RAM and swap match (0:256M, 0:512M); the disk hard limit is 2.2G, not 2G
@@ -107,6 +110,7 @@ def test_plain_numbers_in_the_config_are_pages_and_kib_blocks():
 def test_the_rendered_config_file():
     assert openvz.render_conf(openvz.expected_conf(openvz.normalize(SIMFS))) == (
         'CPUS="2"\n'
+        'DESCRIPTION="benchlab.bench:102"\n'
         'DISKSPACE="10G:10G"\n'
         'HOSTNAME="ct102"\n'
         'IP_ADDRESS="198.18.10.102"\n'
@@ -140,13 +144,15 @@ def test_layout_of_an_existing_container_is_never_converted():
 ])
 def test_absent_stops_then_destroys(tool, running, expected):
     spec = dict(PLOOP, tool=tool, ctid='101' if tool == 'vzctl' else 'ct101', state='absent')
-    assert openvz.plan(spec, {'exists': True, 'running': running}) == expected
+    ours = 'benchlab.bench:' + spec['ctid']
+    assert openvz.plan(spec, {'exists': True, 'running': running}, description=ours) == expected
     assert openvz.plan(spec, NONE) == []
 
 
 def test_stopped_and_present_states():
     running = {'exists': True, 'running': True}
-    assert openvz.plan(dict(PLOOP, state='stopped'), running, None) == [['vzctl', 'stop', '101']]
+    assert openvz.plan(dict(PLOOP, state='stopped'), running, None, description='benchlab.bench:101') == [
+        ['vzctl', 'stop', '101']]
     assert openvz.plan(dict(PLOOP, state='present'), NONE)[-1][:2] == ['vzctl', 'set']
 
 
@@ -155,7 +161,7 @@ def test_prlctl_openvz7_container():
     assert openvz.plan(spec, NONE) == [
         ['prlctl', 'create', 'ct101', '--vmtype', 'ct', '--ostemplate', 'centos-6-x86_64'],
         ['prlctl', 'set', 'ct101', '--memsize', '1024', '--swappages', '131072', '--cpus', '2', '--hostname', 'ct101',
-         '--ipadd', '198.18.10.101'],
+         '--ipadd', '198.18.10.101', '--description', 'benchlab.bench:ct101'],
         ['prlctl', 'set', 'ct101', '--device-set', 'hdd0', '--size', '10G'],
         ['prlctl', 'start', 'ct101'],
     ]
@@ -213,3 +219,89 @@ def test_labels_and_container_root():
     assert openvz.labels(SIMFS)['layout'] == 'simfs'
     assert openvz.container_root(PLOOP) == '/vz/root/101'
     assert openvz.container_root(PLOOP, '/var/lib/vz/root/') == '/var/lib/vz/root/101'
+
+
+# -- ownership (the benchlab mark) and host keys --------------------------------------------------
+
+RUNNING = {'exists': True, 'running': True}
+KEY = {'dir': '/var/lib/benchlab/openvz', 'exists': False, 've_root': '/vz/root'}
+
+
+@pytest.mark.parametrize('description', [None, '', 'customer web server', 'benchlab.bench:1010', ' benchlab.bench:10'])
+@pytest.mark.parametrize('state,verb', [('absent', 'destroy'), ('started', 'reconfigure, start or stop'),
+                                        ('stopped', 'reconfigure, start or stop'), ('present', 'reconfigure')])
+def test_a_container_without_the_mark_is_refused(description, state, verb):
+    conf = dict(openvz.parse_vz_conf(CONF_101), VE_LAYOUT='ploop')
+    if description is not None:
+        conf['DESCRIPTION'] = description
+    with pytest.raises(openvz.OpenVZError) as err:
+        openvz.plan(dict(PLOOP, state=state), RUNNING, conf, host_key=KEY)
+    msg = str(err.value)
+    assert msg.startswith('container 101 exists but was not made by benchlab')
+    assert verb in msg and 'adopt: true (role: openvz_ct_adopt: true)' in msg
+
+
+def test_the_network_rewrite_happens_only_on_a_marked_or_adopted_container():
+    conf = dict(openvz.parse_vz_conf(CONF_101), VE_LAYOUT='ploop')
+    spec = dict(PLOOP, ip_address=['198.18.10.101'])
+    rewrite = ['vzctl', 'set', '101', '--ram', '1G', '--cpus', '2', '--diskspace', '10G', '--hostname', 'ct101',
+               '--ipdel', 'all',
+               '--ipadd', '198.18.10.101', '--save']
+    with pytest.raises(openvz.OpenVZError):
+        openvz.plan(spec, RUNNING, conf)
+    assert openvz.plan(spec, RUNNING, dict(conf, DESCRIPTION='benchlab.bench:101')) == [rewrite]
+    # adopted: marked first; running, so no host key can be put in before its start
+    assert openvz.plan(spec, RUNNING, conf, adopt=True, host_key=KEY) == [
+        ['vzctl', 'set', '101', '--description', 'benchlab.bench:101', '--save'], rewrite]
+
+
+def test_an_adopted_stopped_container_gets_the_host_key_before_its_start():
+    conf = {'VE_LAYOUT': 'ploop', 'DESCRIPTION': 'not ours'}
+    spec = dict(PLOOP, ram=None, swap=None, cpus=None, hostname=None, diskspace=None, ip_address=[])
+    cmds = openvz.plan(spec, {'exists': True, 'running': False}, conf, adopt=True, host_key=dict(KEY, exists=True))
+    assert cmds == [
+        ['vzctl', 'set', '101', '--description', 'benchlab.bench:101', '--save'],
+        ['vzctl', 'mount', '101'],
+        ['install', '-D', '-m', '0600', '/var/lib/benchlab/openvz/101/ssh_host_ed25519_key',
+         '/vz/root/101/etc/ssh/ssh_host_ed25519_key'],
+        ['install', '-D', '-m', '0644', '/var/lib/benchlab/openvz/101/ssh_host_ed25519_key.pub',
+         '/vz/root/101/etc/ssh/ssh_host_ed25519_key.pub'],
+        ['vzctl', 'umount', '101'],
+        ['vzctl', 'start', '101'],
+    ]
+
+
+def test_a_new_container_gets_a_host_key_generated_on_the_host_before_its_first_start():
+    cmds = openvz.plan(PLOOP, NONE, host_key=dict(KEY, ve_root='/var/lib/vz/root'))
+    assert cmds[2:] == [
+        ['install', '-d', '-m', '0700', '/var/lib/benchlab/openvz/101'],
+        ['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'benchlab-101', '-f',
+         '/var/lib/benchlab/openvz/101/ssh_host_ed25519_key'],
+        ['vzctl', 'mount', '101'],
+        ['install', '-D', '-m', '0600', '/var/lib/benchlab/openvz/101/ssh_host_ed25519_key',
+         '/var/lib/vz/root/101/etc/ssh/ssh_host_ed25519_key'],
+        ['install', '-D', '-m', '0644', '/var/lib/benchlab/openvz/101/ssh_host_ed25519_key.pub',
+         '/var/lib/vz/root/101/etc/ssh/ssh_host_ed25519_key.pub'],
+        ['vzctl', 'umount', '101'],
+        ['vzctl', 'start', '101'],
+    ]
+    prl = openvz.plan(dict(PLOOP, tool='prlctl', ctid='ct101'), NONE, host_key=KEY)
+    assert [c[:2] for c in prl[-5:]] == [['prlctl', 'mount'], ['install', '-D'], ['install', '-D'],
+                                         ['prlctl', 'umount'], ['prlctl', 'start']]
+    # a marked container that exists keeps its key (nothing to install); absent removes benchlab's copy
+    assert openvz.plan(PLOOP, RUNNING, None, description='benchlab.bench:101', host_key=KEY) == []
+    assert openvz.plan(dict(PLOOP, state='absent'), RUNNING, None, description='benchlab.bench:101',
+                       host_key=dict(KEY, exists=True)) == [
+        ['vzctl', 'stop', '101'], ['vzctl', 'destroy', '101'],
+        ['rm', '-f', '/var/lib/benchlab/openvz/101/ssh_host_ed25519_key',
+         '/var/lib/benchlab/openvz/101/ssh_host_ed25519_key.pub']]
+
+
+def test_parse_prlctl_info_reads_the_description():
+    text = json.dumps([{'ID': '{7b2f}', 'Name': 'ct101', 'Description': 'benchlab.bench:ct101', 'State': 'running'}])
+    assert openvz.parse_prlctl_info(text, 'ct101') == 'benchlab.bench:ct101'
+    assert openvz.parse_prlctl_info(json.dumps({'Name': 'ct101'}), 'ct101') == ''
+    with pytest.raises(openvz.OpenVZError, match="no container 'ct102'"):
+        openvz.parse_prlctl_info(text, 'ct102')
+    with pytest.raises(openvz.OpenVZError, match='not JSON'):
+        openvz.parse_prlctl_info('oops', 'ct101')

@@ -37,7 +37,8 @@ def snapshot(prefix, lab_net='198.1[89]\\.'):
         'findmnt': [line for line in _lines(['findmnt', '-rn', '-o', 'TARGET,SOURCE'])
                     if line.startswith(lxcdir) or labdir in line],
         'processes': sorted(_lab_processes(prefix)),
-        'files': sorted(p for p in ('/var/lib/benchlab/%s' % prefix,) if os.path.exists(p))
+        'files': sorted(p for p in ('/var/lib/benchlab/%s' % prefix, '/var/lib/benchlab/lab-%s.json' % prefix)
+                        if os.path.exists(p))
         + sorted('/var/lib/lxc/' + d for d in _listdir('/var/lib/lxc') if d.startswith(prefix + '-')),
     }
     return {k: sorted(v) for k, v in state.items()}

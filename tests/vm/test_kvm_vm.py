@@ -53,6 +53,13 @@ def ansible_env(tmp_path, control_dir):
     return env
 
 
+def image_host_key(image):
+    out = subprocess.run(['debugfs', '-R', 'cat /etc/ssh/ssh_host_ed25519_key.pub', str(image / 'rootfs.img')],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[:1] == ['ssh-ed25519'], out
+    return ' '.join(out[:2])
+
+
 def role_vars(image, images_dir, state='present'):
     return {
         'kvm_guest_serial_log': str(images_dir.parent / 'console.log'),
@@ -80,6 +87,10 @@ def role_vars(image, images_dir, state='present'):
         'kvm_guest_cmdline': 'root=/dev/vda rw console=ttyS0 net.ifnames=0 '
                              'ip=%s::%s:255.255.255.0:%s:eth0:off' % (NET['guest'], NET['host'], GUEST),
         'kvm_guest_ssh_private_key_file': str(image / 'id_ed25519'),
+        # the image's own host key (made by openssh-server's postinst at build time), read from the ext4
+        # image without mounting it, pinned by the role in a known_hosts file of this test
+        'kvm_guest_ssh_host_public_key': image_host_key(image),
+        'kvm_guest_known_hosts_file': str(images_dir.parent / 'known_hosts'),
         'kvm_guest_python_interpreter': '/usr/bin/python3',
         'kvm_guest_wait_timeout': 480,
         'kvm_guest_labels': {'storage': 'qcow2-overlay'},
