@@ -57,7 +57,8 @@ def conf(tmp_path):
     d.mkdir()
     main = tmp_path / 'drbd.conf'
     main.write_text('include "%s/*.res";\n' % d)
-    return {'config_dir': str(d), 'main_config': str(main)}
+    # the reference resource carries the 0.7 incon-degr-cmd: a handler, written only when allowed
+    return {'config_dir': str(d), 'main_config': str(main), 'allow_handlers': True}
 
 
 def drbdadm_ok(main, syntax='9'):
@@ -149,7 +150,7 @@ def test_drbdadm_rejection_fails_with_its_message_and_line(env, conf):
     rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[bad]))
     assert rc != 0
     assert 'drbdadm rejected the rendered resource drbd0 (nothing was installed)' in out['msg']
-    assert 'Value is too small' in out['msg'] and '[line 5: max-buffers 5;]' in out['msg'], out['msg']
+    assert 'Value is too small' in out['msg'] and '[line 6: max-buffers 5;]' in out['msg'], out['msg']
     assert open(path).read() == before
     assert os.listdir(conf['config_dir']) == ['drbd0.res']
 
