@@ -713,6 +713,28 @@ def config_files_secrets(main_config, extra_dirs=(), read=None):
 _DRBDADM_SECRET_RE = re.compile(r'(--shared-secret[= ])(\S+)')
 
 
+def drbdadm_secrets(text):
+    """The secrets drbdadm put on the drbdsetup command lines it printed (`--shared-secret=...`)."""
+    found = []
+    for m in _DRBDADM_SECRET_RE.finditer(text or ''):
+        if m.group(2) != REDACTED and m.group(2) not in found:
+            found.append(m.group(2))
+    return found
+
+
+def mount_verdict(mounts, mountpoint, minor):
+    """What is mounted on `mountpoint` (parse_mountinfo entries; the last one mounted there is the
+    one visible): ('none', None), ('ours', entry) when it is DRBD device `minor` (by major:minor,
+    never by the source name, which anyone can choose), else ('foreign', entry)."""
+    top = None
+    for m in mounts:
+        if m['mountpoint'] == mountpoint:
+            top = m
+    if top is None:
+        return 'none', None
+    return ('ours' if top['major_minor'] == '%d:%d' % (DRBD_MAJOR, minor) else 'foreign'), top
+
+
 def redact(text, secrets, mask=REDACTED):
     """`text` with every secret replaced by `mask` (********)."""
     if not text:
