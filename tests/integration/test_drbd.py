@@ -8,6 +8,7 @@ up/primary/secondary/down/status only run in check mode (plan + `drbdadm -d`) an
 from the published fixture (tests/unit/test_drbd.py).
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import subprocess
 import tempfile
 
 import pytest
+import yaml
 
 from conftest import BIN, REPO, module, run
 
@@ -345,3 +347,139 @@ def test_role_refuses_a_broken_resource_before_installing(tmp_path, env, conf):
     assert "value of protocol must be one of: A, B, C" in p.stdout or 'not a DRBD protocol' in p.stdout, p.stdout[-2000:]
     assert 'Install drbd-utils' not in p.stdout
     assert os.listdir(conf['config_dir']) == []
+
+
+# ---- issue 14: only benchlab's own .res files are replaced or removed --------------------------------------
+
+HAND_WRITTEN = ('# written by the storage team, keep\nresource drbd0 {\n  on node1 { device /dev/drbd0 minor 0; '
+                'disk /dev/hda4; address 10.2.0.1:7788; meta-disk internal; }\n  on node2 { device /dev/drbd0 minor 0; '
+                'disk /dev/hda4; address 10.2.0.2:7788; meta-disk internal; }\n}\n')
+
+
+def test_unmarked_res_file_survives_and_adopt_replaces_it(env, conf):
+    path = os.path.join(conf['config_dir'], 'drbd0.res')
+    with open(path, 'w') as f:
+        f.write(HAND_WRITTEN)
+    for check in (True, False):
+        rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[reference()]), check=check)
+        assert rc != 0, out
+        assert out['msg'].startswith('%s exists and was not written by benchlab' % path), out['msg']
+        assert 'adopt: true' in out['msg'] and 'drbd_adopt: true' in out['msg']
+        assert open(path).read() == HAND_WRITTEN
+    # state absent refuses it too
+    rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[{'name': 'drbd0'}], state='absent'))
+    assert rc != 0 and 'refusing to remove it' in out['msg'] and open(path).read() == HAND_WRITTEN
+    # adopt: replaced by benchlab's file, which carries the header from now on
+    rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[reference()], adopt=True, lab='lab14'))
+    assert rc == 0 and out['changed'] and out['files'][0]['adopted'] is True, out
+    text = open(path).read()
+    assert text.startswith('# benchlab.bench managed resource drbd0; lab=lab14; do not edit\n')
+    # benchlab's own file: updated without adopt, idempotent
+    mtime = os.stat(path).st_mtime_ns
+    rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[reference()], lab='lab14'))
+    assert rc == 0 and not out['changed'] and not out['files'][0]['adopted'] and os.stat(path).st_mtime_ns == mtime
+    rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[reference(protocol='A')], lab='lab14'))
+    assert rc == 0 and out['changed'] and 'protocol A;' in open(path).read()
+    # another lab's file is not this lab's
+    rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[reference()], lab='other'))
+    assert rc != 0 and 'written by benchlab for lab lab14, not this lab (other)' in out['msg'], out
+    rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[{'name': 'drbd0'}], state='absent',
+                                                        lab='lab14'))
+    assert rc == 0 and out['changed'] and not os.path.exists(path)
+
+
+def test_role_keeps_a_hand_written_res_and_fails_clearly(tmp_path, env, conf):
+    path = os.path.join(conf['config_dir'], 'drbd0.res')
+    with open(path, 'w') as f:
+        f.write(HAND_WRITTEN)
+    variables = {'drbd_resources': [reference()], 'drbd_config_dir': conf['config_dir'], 'drbd_install': False,
+                 'drbd_main_config': conf['main_config'], 'drbd_allow_handlers': True}
+    p = role_play(tmp_path, env, variables)
+    assert p.returncode != 0 and 'exists and was not written by benchlab' in p.stdout, p.stdout[-3000:]
+    assert open(path).read() == HAND_WRITTEN
+    p = role_play(tmp_path, env, dict(variables, drbd_adopt=True))
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert open(path).read().startswith('# benchlab.bench managed resource drbd0; lab=default; do not edit\n')
+    p = role_play(tmp_path, env, variables)
+    assert p.returncode == 0 and recap(p)['changed'] == 0, p.stdout[-3000:]
+    # without drbd_allow_handlers the 0.7 incon-degr-cmd (a shell command) is refused before anything
+    p = role_play(tmp_path, env, dict(variables, drbd_allow_handlers=False))
+    assert p.returncode != 0 and 'incon_degr_cmd: DRBD runs handler commands as root' in p.stdout, p.stdout[-2000:]
+
+
+# ---- issue 14: input is data, never syntax -----------------------------------------------------------------
+
+HOSTILE = yaml.safe_load((REPO / 'tests/unit/fixtures/hostile/drbd.yml').read_text())
+
+
+def tree_state(root):
+    """Every file under root with its content and mode: what 'nothing written' compares."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in dirnames + filenames:
+            p = os.path.join(dirpath, n)
+            st = os.lstat(p)
+            out[os.path.relpath(p, root)] = (st.st_mode, open(p, 'rb').read() if os.path.isfile(p) else None)
+    return out
+
+
+@pytest.fixture
+def logging_drbdadm(tmp_path):
+    """A drbdadm that logs each argv, then runs the real one: proves what benchlab let drbdadm see."""
+    log = tmp_path / 'drbdadm.log'
+    wrapper = tmp_path / 'drbdadm'
+    wrapper.write_text('#!/bin/sh\nprintf "%%s\\n" "$*" >> %s\nexec %s "$@"\n' % (log, shutil.which('drbdadm')))
+    wrapper.chmod(0o755)
+    return str(wrapper), log
+
+
+def test_hostile_drbd_corpus_is_refused_by_the_module_before_drbdadm_sees_it(env, tmp_path, logging_drbdadm):
+    """Each case of the corpus through the real module: refused naming the field, the config dir (with a
+    hand-written canary and a benchlab file) unchanged, and drbdadm never ran on a candidate."""
+    spec = importlib.util.spec_from_file_location('unit_test_drbd', REPO / 'tests/unit/test_drbd.py')
+    unit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(unit)
+    hostile_resources = unit.hostile_resources
+    drbdadm, log = logging_drbdadm
+    d = tmp_path / 'drbd.d'
+    d.mkdir()
+    (d / 'canary.res').write_text(HAND_WRITTEN.replace('drbd0', 'canary'))
+    (d / 'r0.res').write_text('# benchlab.bench managed resource r0; lab=default; do not edit\nresource r0 {}\n')
+    main = tmp_path / 'drbd.conf'
+    main.write_text('include "%s/*.res";\n' % d)
+    before = tree_state(str(d))
+    # one play, one task per case (a loop): the module runs once per case, errors ignored and recorded
+    cases = [{'id': c['id'], 'args': {'resources': hostile_resources(c), 'config_dir': str(d), 'main_config': str(main),
+                                      'syntax': c.get('syntax', '9'), 'allow_handlers': c.get('allow_handlers', False),
+                                      'drbdadm': drbdadm}} for c in HOSTILE['cases']]
+    results = tmp_path / 'results.json'
+    book = tmp_path / 'hostile.yml'
+    book.write_text(json.dumps([{'name': 'hostile drbd', 'hosts': 'localhost', 'gather_facts': False,
+                                 'vars': {'cases': cases}, 'tasks': [
+                                     {'name': 'case', 'benchlab.bench.drbd_resource': '{{ item.args }}',
+                                      'loop': '{{ cases }}', 'register': 'out', 'ignore_errors': True},
+                                     {'name': 'save', 'ansible.builtin.copy': {
+                                         'content': '{{ out.results | to_json }}', 'dest': str(results),
+                                         'mode': '0600'}}]}]))
+    p = run([BIN / 'ansible-playbook', '-i', REPO / 'inventories/local', book], env)
+    assert p.returncode == 0, p.stdout[-3000:]
+    outs = json.loads(results.read_text())
+    assert len(outs) == len(HOSTILE['cases'])
+    for case, out in zip(HOSTILE['cases'], outs):
+        assert out.get('failed'), (case['id'], out)
+        assert case['expect'][0] in out['msg'], (case['id'], out['msg'])
+    assert tree_state(str(d)) == before
+    # drbdadm was asked for its version at most: no candidate file was ever handed to it
+    calls = log.read_text().splitlines() if log.exists() else []
+    assert all(c == '--version' for c in calls), calls
+
+
+def test_injection_into_a_resource_never_reaches_drbdadm(env, conf, logging_drbdadm):
+    drbdadm, log = logging_drbdadm
+    evil = reference(disk='/dev/hda4;\n}\nresource evil {\n  on node1 { disk /dev/sda; }\n')
+    rc, status, out = module(env, 'drbd_resource', dict(conf, resources=[evil], drbdadm=drbdadm))
+    assert rc != 0 and out['msg'].startswith('drbd_resources[0] (drbd0).disk:') and "';'" in out['msg'], out
+    assert not log.exists() and os.listdir(conf['config_dir']) == []
+    # the same file written by hand is what drbdadm itself would have read as a second resource
+    assert module(env, 'drbd_resource', dict(conf, resources=[reference()], drbdadm=drbdadm))[0] == 0
+    assert any('sh-nop' in c for c in log.read_text().splitlines())
