@@ -116,6 +116,11 @@ kernel_module:
   description: Whether the DRBD kernel module is loaded.
   returned: always
   type: bool
+planned_cmd:
+  description: On a failed step, every planned argv (C(cmd) is then the argv that failed).
+  returned: on failure of a step
+  type: list
+  elements: list
 device:
   description: The resource's DRBD device (volume 0) for O(state=mounted) / O(state=unmounted).
   returned: when state is mounted or unmounted
@@ -166,6 +171,15 @@ class Secrets(object):
                              redact_output(res.stderr, self.values), res.duration_s)
 
 
+def fail_step(module, what, res, **result):
+    """fail() with the result so far: its `cmd` (every planned argv) becomes `planned_cmd`, since
+    `cmd` is the failed command's argv."""
+    extra = dict(result)
+    if 'cmd' in extra:
+        extra['planned_cmd'] = extra.pop('cmd')
+    fail(module, what, res, **extra)
+
+
 def read_state(module, drbdsetup, name):
     """The resource's entries, [] when it is not up or the module is not loaded."""
     if not drbdsetup or not kernel_module_loaded():
@@ -213,7 +227,7 @@ def filesystem(module, p, drbdadm, secrets, loaded):
             module.exit_json(changed=True, **result)
         res = secrets.masked(run(module, argv))
         if res.rc != 0:
-            fail(module, 'umount %s' % mountpoint, res, **result)
+            fail_step(module, 'umount %s' % mountpoint, res, **result)
         module.exit_json(changed=True, **result)
     if verdict == 'ours':
         module.exit_json(changed=False, **result)
@@ -227,7 +241,7 @@ def filesystem(module, p, drbdadm, secrets, loaded):
         module.fail_json(msg='%s does not exist: bring resource %s up and promote it first' % (device, name), **result)
     blkid = run(module, [module.get_bin_path('blkid', required=True), '-p', '-o', 'value', '-s', 'TYPE', device])
     if blkid.rc not in (0, 2):
-        fail(module, 'blkid', secrets.masked(blkid), **result)
+        fail_step(module, 'blkid', secrets.masked(blkid), **result)
     if not blkid.stdout.strip():
         try:
             check_device_writable(device, destructive=True, force=False,
@@ -249,7 +263,7 @@ def filesystem(module, p, drbdadm, secrets, loaded):
     for step, argv in zip(result['plan'], result['cmd']):
         res = secrets.masked(run(module, argv, data=''))
         if res.rc != 0:
-            fail(module, '%s (step %s)' % (' '.join(argv), step), res, **result)
+            fail_step(module, '%s (step %s)' % (' '.join(argv), step), res, **result)
     module.exit_json(changed=True, **result)
 
 
@@ -286,7 +300,7 @@ def main():
     for argv in cmds:
         res = secrets.masked(run(module, [argv[0], '-d'] + argv[1:]))
         if res.rc != 0:
-            fail(module, 'drbdadm -d %s' % ' '.join(argv[1:]), res, plan=plan, cmd=cmds)
+            fail_step(module, 'drbdadm -d %s' % ' '.join(argv[1:]), res, plan=plan, cmd=cmds)
         dry += [line for line in res.stdout.splitlines() if line.strip()]
     result = dict(plan=plan, cmd=cmds, dry_run=dry, before=before, kernel_module=loaded)
     if module.check_mode or not plan:
@@ -296,7 +310,7 @@ def main():
     for step, argv in zip(plan, cmds):
         res = secrets.masked(run(module, argv, data=''))
         if res.rc != 0:
-            fail(module, 'drbdadm %s (step %s)' % (' '.join(argv[1:]), step), res, **result)
+            fail_step(module, 'drbdadm %s (step %s)' % (' '.join(argv[1:]), step), res, **result)
     result['after'] = read_state(module, drbdsetup, p['name'])
     module.exit_json(changed=True, **result)
 

@@ -85,7 +85,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
+    DRBD_MAGIC_OFFSET, DRBD_MAGICS, DeviceGuardError, check_device_writable)
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
     DrbdParseError, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
@@ -109,7 +110,24 @@ def probe(module, dev, role):
     except DrbdParseError as e:
         module.fail_json(msg=str(e))
     verdict, desc = signature_verdict(blkid, sigs)
+    if verdict == 'empty' and role == 'meta-disk':
+        # external meta-data starts at the device's first byte, where blkid does not look for it
+        found = external_md(dev)
+        if found:
+            verdict, desc = 'drbd', 'DRBD meta-data (external, %s)' % found
     return dict(device=dev, role=role, verdict=verdict, description=desc, signatures=sigs, blkid=blkid)
+
+
+def external_md(dev):
+    """The DRBD meta-data magic at the start of an external meta-data device, or None."""
+    try:
+        with open(dev, 'rb') as f:
+            head = f.read(DRBD_MAGIC_OFFSET + 4)
+    except (IOError, OSError):
+        return None
+    if len(head) < DRBD_MAGIC_OFFSET + 4:
+        return None
+    return DRBD_MAGICS.get(int.from_bytes(head[DRBD_MAGIC_OFFSET:DRBD_MAGIC_OFFSET + 4], 'big'))
 
 
 def lines(text):

@@ -483,3 +483,149 @@ def test_injection_into_a_resource_never_reaches_drbdadm(env, conf, logging_drbd
     # the same file written by hand is what drbdadm itself would have read as a second resource
     assert module(env, 'drbd_resource', dict(conf, resources=[reference()], drbdadm=drbdadm))[0] == 0
     assert any('sh-nop' in c for c in log.read_text().splitlines())
+
+
+# ---- issue 14: drbd_md probes every disk of every volume, through the device guard ------------------------
+
+@pytest.fixture
+def loopdevs():
+    """Three 64 MiB loop devices (images prefixed drbdh-); swap, mounts and loops undone also on failure."""
+    made, cleanup = [], []
+    try:
+        for _ in range(3):
+            fd, img = tempfile.mkstemp(prefix='drbdh-', suffix='.img', dir='/var/tmp')
+            os.close(fd)
+            os.truncate(img, 64 * 1024 * 1024)
+            made.append((subprocess.run(['losetup', '-f', '--show', img], capture_output=True, text=True,
+                                        check=True).stdout.strip(), img))
+        yield [dev for dev, _img in made], cleanup
+    finally:
+        for argv in reversed(cleanup):
+            subprocess.run(argv, check=False, capture_output=True)
+        for dev, img in made:
+            subprocess.run(['losetup', '-d', dev], check=False)
+            os.unlink(img)
+
+
+def two_volume_config(tmp_path, d0, d1, md1):
+    """A hand-written DRBD 9 resource with two volumes on this host: volume 0 internal meta-data on d0,
+    volume 1 on d1 with its meta-data on md1."""
+    main = tmp_path / 'mv.conf'
+    main.write_text('resource mv {\n  volume 0 { device /dev/drbd95 minor 95; disk %s; meta-disk internal; }\n'
+                    '  volume 1 { device /dev/drbd96 minor 96; disk %s; meta-disk %s; }\n'
+                    '  on %s { node-id 0; address 10.199.0.1:7996; }\n  on drbdh-peer { node-id 1; address 10.199.0.2:7996; }\n}\n'
+                    % (d0, d1, md1, HOST))
+    return {'name': 'mv', 'config_file': str(main)}
+
+
+def test_drbd_md_probes_every_volume_and_guards_each_disk(env, tmp_path, loopdevs):
+    (d0, d1, md1), cleanup = loopdevs
+    md = two_volume_config(tmp_path, d0, d1, md1)
+    rc, status, out = module(env, 'drbd_md', md, check=True)
+    assert rc == 0 and out['changed'], out
+    assert {(x['device'], x['role']) for x in out['devices']} == {(d0, 'disk+meta-disk'), (d1, 'disk'), (md1, 'meta-disk')}
+    # the second volume's disk carries data: refused naming it, nothing written anywhere
+    subprocess.run(['mkfs.ext4', '-q', d1], check=True)
+    rc, status, out = module(env, 'drbd_md', md)
+    assert rc != 0 and 'safe mode: refusing create-md for mv: %s carries ext4' % d1 in out['msg'], out
+    assert [blkid_type(x) for x in (d0, d1, md1)] == ['', 'ext4', '']
+    # in use is refused even with force: active swap on volume 1's disk ...
+    subprocess.run(['mkswap', '-q', d1], check=True)
+    subprocess.run(['swapon', d1], check=True)
+    cleanup.append(['swapoff', d1])
+    rc, status, out = module(env, 'drbd_md', dict(md, force=True))
+    assert rc != 0 and 'refusing to create DRBD meta-data of resource mv on %s' % d1 in out['msg'] \
+        and 'swap' in out['msg'], out
+    subprocess.run(['swapoff', d1], check=True)
+    # ... and a mounted filesystem on volume 0's disk
+    subprocess.run(['mkfs.ext4', '-q', d0], check=True)
+    mnt = tmp_path / 'mnt'
+    mnt.mkdir()
+    subprocess.run(['mount', d0, str(mnt)], check=True)
+    cleanup.append(['umount', str(mnt)])
+    (mnt / 'keep').write_text('data')
+    rc, status, out = module(env, 'drbd_md', dict(md, force=True))
+    assert rc != 0 and 'refusing to create DRBD meta-data of resource mv on %s' % d0 in out['msg'] \
+        and 'mounted' in out['msg'], out
+    subprocess.run(['umount', str(mnt)], check=True)
+    subprocess.run(['mount', d0, str(mnt)], check=True)
+    assert (mnt / 'keep').read_text() == 'data'
+    subprocess.run(['umount', str(mnt)], check=True)
+    # clean disks: meta-data for both volumes, then idempotent, then a partial state is refused
+    for x in (d0, d1, md1):
+        subprocess.run(['dd', 'if=/dev/zero', 'of=' + x, 'bs=1M', 'count=64', 'conv=fsync', 'status=none'], check=True)
+    rc, status, out = module(env, 'drbd_md', md)
+    assert rc == 0 and out['changed'], out
+    # blkid sees internal meta-data only; the module reads the external one's magic itself
+    assert [blkid_type(x) for x in (d0, d1, md1)] == ['drbd', '', '']
+    rc, status, out = module(env, 'drbd_md', md)
+    assert rc == 0 and not out['changed'] and out['md_exists'], out
+    assert {x['device']: x['verdict'] for x in out['devices']} == {d0: 'drbd', d1: 'empty', md1: 'drbd'}
+    subprocess.run(['drbdadm', '-c', md['config_file'], 'wipe-md', '--force', 'mv/1'], check=True, capture_output=True,
+                   input='')
+    rc, status, out = module(env, 'drbd_md', md)
+    assert rc != 0 and 'DRBD meta-data is on %s but not on %s' % (d0, md1) in out['msg'], out
+    rc, status, out = module(env, 'drbd_md', dict(md, state='absent'))
+    assert rc == 0 and out['changed'] and [blkid_type(x) for x in (d0, d1, md1)] == ['', '', ''], out
+    rc, status, out = module(env, 'drbd_md', dict(md, state='absent'))
+    assert rc == 0 and not out['changed'] and not out['md_exists'], out
+
+
+# ---- issue 14: the lifecycle never prints the secret, also when drbdadm fails ------------------------------
+
+@pytest.mark.parametrize('secret_line', [
+    # drbdadm rejects a secret longer than 63 characters, quoting its first 20 in the error
+    'shared-secret "S3cret-%s";' % ('x' * 60),
+    # a stray second token: drbdadm's parse error quotes it ("but got '<secret>'")
+    'shared-secret S3cret-t0ken S3cret-t0ken;',
+])
+def test_lifecycle_masks_the_secret_when_drbdadm_fails(env, tmp_path, secret_line):
+    secret = secret_line.split()[1].strip('";')
+    main = tmp_path / 'bad.conf'
+    main.write_text('resource bad {\n  net { cram-hmac-alg sha256; %s }\n  device /dev/drbd94 minor 94; disk /dev/sdx9;'
+                    ' meta-disk internal;\n  on %s { node-id 0; address 127.0.0.1:7994; }\n'
+                    '  on drbdh-peer { node-id 1; address 10.199.0.2:7994; }\n}\n' % (secret_line, HOST))
+    # without masking, drbdadm's own output carries the secret (or its first 20 characters)
+    raw = subprocess.run(['drbdadm', '-c', str(main), '-d', 'up', 'bad'], capture_output=True, text=True, check=False)
+    assert raw.returncode != 0 and secret[:20] in raw.stdout + raw.stderr
+    for check in (True, False):
+        p = cli(env, 'drbd_lifecycle', {'name': 'bad', 'state': 'up', 'config_file': str(main)}, check=check,
+                verbose=True)
+        assert p.returncode != 0 and 'up bad failed (rc=' in p.stdout and 'Parse error' in p.stdout, p.stdout[-2000:]
+        assert secret[:20] not in p.stdout + p.stderr and secret not in p.stdout + p.stderr, p.stdout[-2000:]
+
+
+# ---- issue 14: the filesystem step acts only on the resource's own DRBD device -----------------------------
+
+def test_teardown_never_unmounts_a_foreign_filesystem(tmp_path, env, conf, loopdev):
+    """A real tmpfs on the resource's mount point (its source even named like the DRBD device): the
+    teardown refuses, naming it, and it stays mounted with its data; state mounted refuses it too."""
+    res = local_resource(conf, loopdev)
+    mnt = tmp_path / 'drbdh-mnt'
+    mnt.mkdir()
+    res['mount'] = str(mnt)
+    variables = {'drbd_resources': [res], 'drbd_config_dir': conf['config_dir'], 'drbd_install': False,
+                 'drbd_main_config': conf['main_config']}
+    assert role_play(tmp_path, env, variables).returncode == 0
+    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=1m', '/dev/drbd97', str(mnt)], check=True)
+    try:
+        (mnt / 'keep').write_text('data')
+        p = role_play(tmp_path, env, variables, tasks_from='teardown')
+        assert p.returncode != 0, p.stdout[-3000:]
+        assert 'refusing to unmount %s for resource drbdhloop: /dev/drbd97 (tmpfs' % mnt in p.stdout, p.stdout[-3000:]
+        assert "not the resource's DRBD device /dev/drbd97 (147:97)" in p.stdout
+        rc, status, out = module(env, 'drbd_lifecycle', {'name': 'drbdhloop', 'state': 'mounted', 'mount': str(mnt),
+                                                        'config_file': conf['main_config']})
+        assert rc != 0 and 'refusing to use %s' % mnt in out['msg'] and 'neither benchmarks nor unmounts' in out['msg']
+        assert (mnt / 'keep').read_text() == 'data'
+        assert subprocess.run(['findmnt', '-rn', '-o', 'FSTYPE', '--mountpoint', str(mnt)], capture_output=True,
+                              text=True, check=False).stdout.strip() == 'tmpfs'
+    finally:
+        subprocess.run(['umount', str(mnt)], check=False)
+    # nothing mounted there: unmounted has nothing to do; mounted plans mkfs + mount (check mode, no module here)
+    rc, status, out = module(env, 'drbd_lifecycle', {'name': 'drbdhloop', 'state': 'unmounted', 'mount': str(mnt),
+                                                    'config_file': conf['main_config']})
+    assert rc == 0 and not out['changed'] and out['mounted'] is None, out
+    rc, status, out = module(env, 'drbd_lifecycle', {'name': 'drbdhloop', 'state': 'mounted', 'mount': str(mnt),
+                                                    'config_file': conf['main_config']}, check=True)
+    assert rc == 0 and out['plan'] == ['mkfs', 'mount'] and out['device'] == '/dev/drbd97', out

@@ -483,3 +483,13 @@ def test_secret_forms_mask_the_prefix_drbdadm_quotes(tmp_path):
     (tmp_path / 'main.conf').write_text('global { usage-count no; }\ninclude "d/*.res";\n')
     assert d.config_files_secrets(str(tmp_path / 'main.conf')) == ['one two', 'three']
     assert d.config_files_secrets(str(tmp_path / 'missing.conf'), [str(tmp_path / 'd')]) == ['one two', 'three']
+
+
+def test_mount_verdict_compares_major_minor_never_the_source_name():
+    mounts = [{'mountpoint': '/srv/b', 'major_minor': '147:3', 'source': '/dev/drbd3', 'fstype': 'ext4'}]
+    assert d.mount_verdict(mounts, '/srv/b', 3) == ('ours', mounts[0])
+    assert d.mount_verdict(mounts, '/srv/c', 3) == ('none', None)
+    assert d.mount_verdict(mounts, '/srv/b', 4)[0] == 'foreign'
+    # a tmpfs whose source is named like the DRBD device, mounted over it: the visible one decides
+    fake = {'mountpoint': '/srv/b', 'major_minor': '0:61', 'source': '/dev/drbd3', 'fstype': 'tmpfs'}
+    assert d.mount_verdict(mounts + [fake], '/srv/b', 3) == ('foreign', fake)
