@@ -18,8 +18,8 @@ description:
   - Returns C(cmd) (the drbdadm argv) and C(dry_run) (the drbdsetup/drbdmeta calls drbdadm would
     make, from C(drbdadm -d), with the shared secret masked), also in check mode.
   - The shared secrets of the configuration (read from O(config_file) and the files it includes,
-    also when drbdadm cannot parse them) are registered as no_log values before any command runs:
-    they are masked in the result and in every failure (with the first characters drbdadm quotes
+    also when drbdadm cannot parse them) are registered as no_log values before any command runs,
+    so they are masked in the result and in every failure (with the first characters drbdadm quotes
     of a rejected value).
   - O(state=mounted) makes the benchmark filesystem on the resource's DRBD device (volume 0) when
     it has none and mounts it on O(mount). mkfs goes through the collection's device guard (a

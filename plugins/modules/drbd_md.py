@@ -15,7 +15,7 @@ description:
   - Safe mode (the default) refuses a disk that carries a filesystem, partition table, LVM, RAID,
     swap or any other signature, unless O(force=true).
   - Before it writes (create-md, wipe-md) every disk it would write goes through the collection's
-    device guard (module_utils/devguard.py): a disk that is mounted, has a mounted partition, has
+    device guard (module_utils/devguard.py). A disk that is mounted, has a mounted partition, has
     holders (device-mapper, md, a DRBD device that is up), is active swap or is busy (O_EXCL) is
     always refused, naming the disk, what holds it and how to release it; no option overrides that.
   - Meta-data that already exists on every volume (C(drbdadm get-gi) reads it) is left alone, so a

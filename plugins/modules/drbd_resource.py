@@ -77,7 +77,7 @@ options:
   adopt:
     description:
       - Overwrite (or with O(state=absent) remove) an existing C(<name>.res) that benchlab did not
-        write (no benchlab header, or the header of another resource or lab). Off by default: such a
+        write (no benchlab header, or the header of another resource or lab). Off by default, and such a
         file is refused and left as it is.
     type: bool
     default: false

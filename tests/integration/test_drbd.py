@@ -492,7 +492,7 @@ def loopdevs():
     """Three 64 MiB loop devices (images prefixed drbdh-); swap, mounts and loops undone also on failure."""
     made, cleanup = [], []
     try:
-        for _ in range(3):
+        for _n in range(3):
             fd, img = tempfile.mkstemp(prefix='drbdh-', suffix='.img', dir='/var/tmp')
             os.close(fd)
             os.truncate(img, 64 * 1024 * 1024)
@@ -614,8 +614,8 @@ def test_teardown_never_unmounts_a_foreign_filesystem(tmp_path, env, conf, loopd
         assert p.returncode != 0, p.stdout[-3000:]
         assert 'refusing to unmount %s for resource drbdhloop: /dev/drbd97 (tmpfs' % mnt in p.stdout, p.stdout[-3000:]
         assert "not the resource's DRBD device /dev/drbd97 (147:97)" in p.stdout
-        rc, status, out = module(env, 'drbd_lifecycle', {'name': 'drbdhloop', 'state': 'mounted', 'mount': str(mnt),
-                                                        'config_file': conf['main_config']})
+        lc = {'name': 'drbdhloop', 'mount': str(mnt), 'config_file': conf['main_config']}
+        rc, status, out = module(env, 'drbd_lifecycle', dict(lc, state='mounted'))
         assert rc != 0 and 'refusing to use %s' % mnt in out['msg'] and 'neither benchmarks nor unmounts' in out['msg']
         assert (mnt / 'keep').read_text() == 'data'
         assert subprocess.run(['findmnt', '-rn', '-o', 'FSTYPE', '--mountpoint', str(mnt)], capture_output=True,
@@ -623,9 +623,8 @@ def test_teardown_never_unmounts_a_foreign_filesystem(tmp_path, env, conf, loopd
     finally:
         subprocess.run(['umount', str(mnt)], check=False)
     # nothing mounted there: unmounted has nothing to do; mounted plans mkfs + mount (check mode, no module here)
-    rc, status, out = module(env, 'drbd_lifecycle', {'name': 'drbdhloop', 'state': 'unmounted', 'mount': str(mnt),
-                                                    'config_file': conf['main_config']})
+    lc = {'name': 'drbdhloop', 'mount': str(mnt), 'config_file': conf['main_config']}
+    rc, status, out = module(env, 'drbd_lifecycle', dict(lc, state='unmounted'))
     assert rc == 0 and not out['changed'] and out['mounted'] is None, out
-    rc, status, out = module(env, 'drbd_lifecycle', {'name': 'drbdhloop', 'state': 'mounted', 'mount': str(mnt),
-                                                    'config_file': conf['main_config']}, check=True)
+    rc, status, out = module(env, 'drbd_lifecycle', dict(lc, state='mounted'), check=True)
     assert rc == 0 and out['plan'] == ['mkfs', 'mount'] and out['device'] == '/dev/drbd97', out
