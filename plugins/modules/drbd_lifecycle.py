@@ -33,7 +33,8 @@ author:
   - benchlab.bench maintainers (@benchlab)
 options:
   name:
-    description: The resource.
+    description:
+      - The resource. Not C(all) or another drbdadm keyword (drbdadm would act on every resource).
     type: str
     required: true
   state:
@@ -138,7 +139,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DRBD_MAJOR, DrbdParseError, config_files_secrets, drbdadm_secrets, lifecycle_plan, mount_verdict,
+    DRBD_MAJOR, DrbdConfigError, DrbdParseError, check_name, config_files_secrets, drbdadm_secrets, lifecycle_plan, mount_verdict,
     parse_status_json, redact_output, secret_forms, step_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult, fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
@@ -286,6 +287,11 @@ def main():
     p = module.params
     # first of all: the secrets of the configuration, masked in everything returned from here on
     secrets = Secrets(module, p['config_file'])
+    try:
+        # `all` would make drbdadm act on every resource of the host, `-x` would be an option
+        check_name(p['name'], 'name')
+    except DrbdConfigError as e:
+        module.fail_json(msg=str(e))
     drbdadm = p['drbdadm'] or module.get_bin_path('drbdadm', required=True)
     drbdsetup = p['drbdsetup'] or module.get_bin_path('drbdsetup')
     loaded = kernel_module_loaded()

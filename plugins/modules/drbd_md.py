@@ -26,7 +26,8 @@ author:
   - benchlab.bench maintainers (@benchlab)
 options:
   name:
-    description: The resource.
+    description:
+      - The resource. Not C(all) or another drbdadm keyword (drbdadm would act on every resource).
     type: str
     required: true
   state:
@@ -88,7 +89,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
     DRBD_MAGIC_OFFSET, DRBD_MAGICS, DeviceGuardError, check_device_writable)
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DrbdParseError, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
+    DrbdConfigError, DrbdParseError, check_name, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 
 
@@ -159,6 +160,11 @@ def main():
     drbdadm = p['drbdadm'] or module.get_bin_path('drbdadm', required=True)
     base = [drbdadm] + (['-c', p['config_file']] if p['config_file'] else [])
     name = p['name']
+    try:
+        # `all` would make drbdadm act on every resource of the host, `-x` would be an option
+        check_name(name, 'name')
+    except DrbdConfigError as e:
+        module.fail_json(msg=str(e), devices=[], md_exists=False, cmd=[])
 
     ll = run(module, base + ['sh-ll-dev', name])
     if ll.rc != 0 or not ll.stdout.strip():

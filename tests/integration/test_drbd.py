@@ -628,3 +628,21 @@ def test_teardown_never_unmounts_a_foreign_filesystem(tmp_path, env, conf, loopd
     assert rc == 0 and not out['changed'] and out['mounted'] is None, out
     rc, status, out = module(env, 'drbd_lifecycle', dict(lc, state='mounted'), check=True)
     assert rc == 0 and out['plan'] == ['mkfs', 'mount'] and out['device'] == '/dev/drbd97', out
+
+
+@pytest.mark.parametrize('mod,args', [
+    ('drbd_md', {'name': 'all', 'state': 'absent'}),
+    ('drbd_md', {'name': '--force'}),
+    ('drbd_lifecycle', {'name': 'all', 'state': 'down'}),
+    ('drbd_lifecycle', {'name': 'resource', 'state': 'up'}),
+    ('drbd_status', {'names': ['all']}),
+])
+def test_modules_refuse_all_and_option_like_names_before_drbdadm(env, logging_drbdadm, mod, args):
+    """`drbdadm wipe-md --force all` would wipe every resource of the host."""
+    drbdadm, log = logging_drbdadm
+    if mod != 'drbd_status':
+        args = dict(args, drbdadm=drbdadm)
+    rc, status, out = module(env, mod, args)
+    assert rc != 0 and 'name' in out['msg'] and ('cannot be a resource name' in out['msg']
+                                                 or 'is not a resource name' in out['msg']), out
+    assert not log.exists()
