@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: dd
@@ -161,7 +159,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.common import (
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_record
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import is_mounted_device, parse_meminfo, parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo, parse_mountinfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
 
 CHUNK = 1024 * 1024
@@ -204,12 +203,11 @@ def block_device_checks(module, path, writes):
     if not stat.S_ISBLK(st.st_mode):
         return False
     if writes:
-        if not module.params['destructive']:
-            module.fail_json(msg='%s is a block device: writing it destroys its data; set destructive: true '
-                                 'to allow it' % path)
-        mm = '%d:%d' % (os.major(st.st_rdev), os.minor(st.st_rdev))
-        if is_mounted_device(mm, path, parse_mountinfo(read_text('/proc/self/mountinfo'))):
-            module.fail_json(msg='%s is mounted: benchlab never writes a mounted device' % path)
+        try:
+            # no `force` option in dd yet: a signature alone does not stop it; a device in use always does
+            check_device_writable(path, module.params['destructive'], force=True)
+        except DeviceGuardError as e:
+            module.fail_json(msg=str(e))
     return True
 
 
