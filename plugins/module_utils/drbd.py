@@ -4,26 +4,73 @@
 """DRBD resources as data: input checks, legacy (0.7-era) key translation, rendering in DRBD 8.4
 or 9 syntax, the drbdadm argv the role runs, and parsers for what drbdadm/drbdsetup/blkid print.
 
-Everything here is pure (no I/O): the modules drbd_resource, drbd_md, drbd_lifecycle and
-drbd_status run the commands and hand the text to these functions.
+Input is data, never syntax: every value written into drbd.conf is checked against drbdadm's own
+lexer (user/v9 and user/v84 drbdadm_scanner.fl of drbd-utils): an unquoted value is one word of
+``[A-Za-z0-9/._-]`` (at most 128 characters), a quoted one (shared secret, handler command, a device
+path with ``:``) holds no double quote, backslash or control character (at most 255). Names may not
+be drbdadm keywords (``resource``, ``on``, ``volume``, ...) nor ``all`` (drbdadm expands it to every
+resource). Nothing here does I/O except config_files_secrets (reads the installed configuration).
 """
 
-from __future__ import annotations
-
+import glob
+import ipaddress
 import json
+import os
 import re
 
 PROTOCOLS = ('A', 'B', 'C')
 SYNTAXES = ('8.4', '9')
 MAX_MINOR = 1048575
+DRBD_MAJOR = 147
 REDACTED = '********'
+# drbdadm prints at most this many characters of a value it rejects ("value ('SSSS...') too long").
+DRBDADM_VALUE_PREFIX = 20
 
-_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.+-]*$')
-_HOST_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]*$')
-_PLAIN_VALUE_RE = re.compile(r'^[A-Za-z0-9_./:@+%,-]+$')
-_META_RE = re.compile(r'^\s*(?P<dev>/[^\s\[\]]+)\s*(?:\[\s*(?P<idx>\d+)\s*\])?\s*$')
-_DEVICE_RE = re.compile(r'^/dev/drbd(?P<minor>\d+)$')
+# drbdadm's unquoted STRING token; resource/node names are such a word starting with a letter or digit.
+_TOKEN_RE = re.compile(r'[A-Za-z0-9/._-]{1,128}')
+_NAME_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,127}')
+_HOST_RE = _NAME_RE
+_KEY_RE = re.compile(r'[a-z][a-z0-9-]{0,63}')
+_LAB_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,63}')
+_PATH_RE = re.compile(r'/[A-Za-z0-9/._:+@=,-]{1,254}')
+_FSTYPE_RE = re.compile(r'[a-z0-9]{1,16}')
+# what drbdadm's lexer reads as a number or an IPv4 address, not a name
+_NUMLIKE_RE = re.compile(r'[0-9]{1,8}[MKGs]?|[0-9]{1,3}(\.[0-9]{1,3}){3}')
+_META_RE = re.compile(r'(?P<dev>/[^\s\[\]]+) ?(?:\[(?P<idx>\d{1,5})\])?')
+_DEVICE_RE = re.compile(r'/dev/drbd(?P<minor>\d{1,7})')
 
+# drbdadm's keywords (both scanners) and `all`: never a resource or node name, never an option key.
+KEYWORDS = frozenset((
+    'all', 'on', 'ignore-on', 'stacked-on-top-of', 'floating', 'no', 'net', 'yes', 'ask', 'via', 'skip',
+    'disk', 'host', 'hosts', 'port', 'proxy', 'minor', 'inside', 'volume', 'cmd-timeout-short',
+    'cmd-timeout-medium', 'cmd-timeout-long', 'syncer', 'device', 'global', 'common', 'options', 'outside',
+    'address', 'alternate-link-address', 'startup', 'include', 'handlers', 'connection', 'connection-mesh',
+    'minor-count', 'disable-ip-verification', 'dialog-refresh', 'resource', 'meta-disk',
+    'flexible-meta-disk', 'node-id', 'usage-count', '_this_host', '_remote_host', '_peer_node_id',
+    '_is_standalone', 'template-file', 'path', 'sci', 'ssocks', 'sdp', 'ipv4', 'ipv6', 'none', 'internal'))
+# drbdadm-84 also lexes every option name as a keyword: a DRBD 8.4 name may not be one of them.
+KEYWORDS_84 = frozenset((
+    'size', 'on-io-error', 'fencing', 'max-bio-bvecs', 'disk-timeout', 'read-balancing', 'use-bmbv',
+    'disk-barrier', 'disk-flushes', 'disk-drain', 'md-flushes', 'no-disk-barrier', 'no-disk-flushes',
+    'no-disk-drain', 'no-md-flushes', 'protocol', 'timeout', 'ko-count', 'ping-int', 'max-buffers', 'sndbuf-size',
+    'rcvbuf-size', 'connect-int', 'cram-hmac-alg', 'shared-secret', 'max-epoch-size', 'after-sb-0pri',
+    'after-sb-1pri', 'after-sb-2pri', 'rr-conflict', 'ping-timeout', 'unplug-watermark', 'data-integrity-alg',
+    'on-congestion', 'socket-check-timeout', 'congestion-fill', 'congestion-extents', 'allow-two-primaries',
+    'always-asbp', 'no-tcp-cork', 'tcp-cork', 'discard-my-data', 'rate', 'resync-rate', 'after',
+    'resync-after', 'verify-alg', 'csums-alg', 'csums-after-crash-only', 'al-extents', 'al-updates',
+    'discard-zeroes-if-aligned', 'cpu-mask', 'use-rle', 'delay-probe-volume', 'delay-probe-interval',
+    'c-plan-ahead', 'c-delay-target', 'c-fill-target', 'c-max-rate', 'c-min-rate', 'throttle-threshold',
+    'hold-off-threshold', 'on-no-data-accessible', 'wfc-timeout', 'degr-wfc-timeout', 'outdated-wfc-timeout',
+    'stacked-timeouts', 'become-primary-on', 'wait-after-sb', 'pri-on-incon-degr', 'pri-lost-after-sb',
+    'pri-lost', 'initial-split-brain', 'split-brain', 'outdate-peer', 'fence-peer', 'unfence-peer',
+    'local-io-error', 'before-resync-target', 'after-resync-target', 'before-resync-source', 'memlimit',
+    'read-loops', 'compression', 'bwlimit', 'plugin', 'out-of-sync'))
+
+# The header line of every .res file benchlab writes: its mark of ownership (DESIGN.md section 6).
+HEADER_PREFIX = '# benchlab.bench managed resource '
+# Files written before the header carried name and lab (still benchlab's: they said so).
+LEGACY_HEADER_PREFIX = '# Managed by benchlab.bench (role drbd)'
+_HEADER_RE = re.compile(r'# benchlab\.bench managed resource (?P<name>\S+); lab=(?P<lab>\S+); do not edit\Z')
 # Sections the role renders, in this order; resource keys that hold them.
 SECTIONS = (('net', 'net'), ('disk', 'disk_options'), ('startup', 'startup'), ('options', 'options'),
             ('handlers', 'handlers'))
@@ -73,18 +120,88 @@ def _first_line(text):
     return ''
 
 
-def _key(k):
-    return str(k).strip().replace('_', '-')
+_CHAR_NAMES = {'\n': 'a newline', '\r': 'a carriage return', '\t': 'a tab', ' ': 'a space', '"': 'a double quote',
+               "'": 'a quote', '\\': 'a backslash', ';': "';'", '{': "'{'", '}': "'}'", '#': "'#'"}
+
+
+def _syntax_chars(value):
+    """The characters of `value` that drbd.conf would read as syntax, named for a message."""
+    found = []
+    for c in value:
+        if c in _CHAR_NAMES or c.isspace() or ord(c) < 32 or ord(c) == 127:
+            name = _CHAR_NAMES.get(c) or 'control character %r' % c
+            if name not in found:
+                found.append(name)
+    return found
+
+
+def _refuse(where, value, rule):
+    """A DrbdConfigError naming the field, the syntax characters found and the rule."""
+    bad = _syntax_chars(value) if isinstance(value, str) else []
+    shown = value if not isinstance(value, str) or len(value) <= 80 else value[:77] + '...'
+    if bad:
+        return DrbdConfigError('%s: %r holds drbd.conf syntax (%s), which benchlab never writes: %s'
+                               % (where, shown, ', '.join(bad), rule))
+    return DrbdConfigError('%s: %r %s' % (where, shown, rule))
+
+
+def _key(k, where):
+    """An option key as drbd.conf spells it (underscores become dashes); refuses anything else."""
+    key = str(k).replace('_', '-')
+    if not isinstance(k, str) or not _KEY_RE.fullmatch(key):
+        raise _refuse('%s.%r' % (where, k), k, 'is not an option name (lower-case letters, digits, _ and -)')
+    if key in KEYWORDS:
+        raise DrbdConfigError('%s.%s: %r is a drbdadm keyword, not an option of this section' % (where, k, k))
+    return key
 
 
 def _where(index, res=None, field=None):
     name = res.get('name') if isinstance(res, dict) else None
-    base = 'drbd_resources[%d]' % index + (' (%s)' % name if name else '')
+    shown = name if isinstance(name, str) and _NAME_RE.fullmatch(name) else None
+    base = 'drbd_resources[%d]' % index + (' (%s)' % shown if shown else '')
     return base + ('.' + field if field else '')
 
 
+def check_name(value, where, what='resource name', syntax='9'):
+    """A resource or node name drbdadm reads as one name: letters, digits, _ . - (starting with a
+    letter or digit, at most 128), not a drbdadm keyword nor `all`, not something its lexer reads
+    as a number or an address."""
+    if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
+        raise _refuse(where, value, 'is not a %s (letters, digits, _ . -, starting with a letter or digit, '
+                                    'at most 128 characters)' % what)
+    low = value.lower()
+    if low in KEYWORDS or (syntax == '8.4' and low in KEYWORDS_84):
+        why = ('drbdadm expands `all` to every resource of the host' if low == 'all'
+               else 'drbdadm reads it as a keyword of drbd.conf')
+        raise DrbdConfigError('%s: %r cannot be a %s: %s; choose another name' % (where, value, what, why))
+    if _NUMLIKE_RE.fullmatch(value):
+        raise DrbdConfigError('%s: %r cannot be a %s: drbdadm reads it as a number or an address'
+                              % (where, value, what))
+    return value
+
+
+def check_path(value, where, what='device path'):
+    """An absolute device path without drbd.conf syntax or `..` components."""
+    if not isinstance(value, str) or not _PATH_RE.fullmatch(value) or '/../' in value + '/' \
+            or value.endswith('/..'):
+        raise _refuse(where, value, 'is not a %s (an absolute path of letters, digits and / . _ - : + @ = , '
+                                    'without .. components)' % what)
+    return value
+
+
+def check_lab(value, where='lab'):
+    if not isinstance(value, str) or not _LAB_RE.fullmatch(value):
+        raise _refuse(where, value, 'is not a lab name (letters, digits, _ . -, at most 64 characters)')
+    return value
+
+
+def _token_or_quoted(value):
+    return value if _TOKEN_RE.fullmatch(value) else '"%s"' % value
+
+
 def format_value(value, where):
-    """A value as drbd.conf wants it: yes/no for booleans, quoted strings when needed."""
+    """An option value as drbd.conf reads it: yes/no for booleans, numbers, or one word of
+    letters, digits and / . _ - (drbdadm's unquoted string). Anything else is refused."""
     if isinstance(value, bool):
         return 'yes' if value else 'no'
     if isinstance(value, int):
@@ -93,48 +210,82 @@ def format_value(value, where):
         return ('%g' % value)
     if not isinstance(value, str):
         raise DrbdConfigError('%s: %r is not a string, number or boolean' % (where, value))
-    if any(c in value for c in '"\\\n\r'):
-        raise DrbdConfigError('%s: double quotes, backslashes and newlines cannot be written into drbd.conf' % where)
-    if value and _PLAIN_VALUE_RE.match(value):
-        return value
-    return '"%s"' % value
+    if not _TOKEN_RE.fullmatch(value):
+        raise _refuse(where, value, 'an option value is one word of letters, digits and / . _ - '
+                                    '(at most 128 characters)')
+    return value
+
+
+def format_quoted(value, where, what='value', limit=255):
+    """A free-text value (shared secret, handler command) as a drbd.conf quoted string: one line
+    without double quotes, backslashes or control characters, at most `limit` characters."""
+    if not isinstance(value, str) or not value:
+        raise DrbdConfigError('%s: must be a non-empty string' % where)
+    bad = [c for c in value if c in '"\\' or ord(c) < 32 or ord(c) == 127]
+    if bad:
+        rule = 'a %s is one line without double quotes, backslashes or control characters' % what
+        if what == 'shared secret':
+            # never the value itself: it is the secret
+            raise DrbdConfigError('%s: holds drbd.conf syntax (%s), which benchlab never writes: %s'
+                                  % (where, ', '.join(_syntax_chars(value)), rule))
+        raise _refuse(where, value, rule)
+    if len(value) > limit:
+        raise DrbdConfigError('%s: longer than the %d characters drbdadm accepts' % (where, limit))
+    return _token_or_quoted(value)
 
 
 def parse_address(value, port, where):
-    """'10.0.0.1:7788' / '[fd00::1]:7788' / ('10.0.0.1', 7788) -> (family, ip, port)."""
-    if not isinstance(value, str) or not value.strip():
+    """'10.0.0.1:7788' / '[fd00::1]:7788' / 'ipv6 [fd00::1]:7788' / ('10.0.0.1', port) ->
+    (family, ip, port). Host names, and anything holding drbd.conf syntax, are refused."""
+    if not isinstance(value, str) or not value:
         raise DrbdConfigError('%s.address: missing (an IP address, optionally with :port)' % where)
-    text = value.strip()
-    family = None
+    family, text = None, value
     for fam in ('ipv4 ', 'ipv6 '):
         if text.startswith(fam):
-            family, text = fam.strip(), text[len(fam):].strip()
-    ip, p = text, None
+            family, text = fam.strip(), text[len(fam):]
+    if _syntax_chars(text) or not re.fullmatch(r'[0-9A-Za-z.:\[\]%_-]+', text):
+        raise _refuse(where + '.address', value, 'is not an address (10.0.0.1:7788, [fd00::1]:7788, '
+                                                 'optionally prefixed by ipv4 / ipv6 and one space)')
+    ip, p, scope = text, None, None
     if text.startswith('['):
-        ip, _sep, rest = text[1:].partition(']')
-        if rest.startswith(':'):
-            p = rest[1:]
+        m = re.fullmatch(r'\[([^\]]+)\](?::(\d{1,5}))?', text)
+        if not m:
+            raise DrbdConfigError("%s.address: %r is not '[ipv6]:port'" % (where, value))
+        ip, p = m.group(1), m.group(2)
         family = family or 'ipv6'
     elif text.count(':') == 1:
         ip, p = text.split(':')
+        if not re.fullmatch(r'\d{1,5}', p):
+            raise DrbdConfigError('%s.port: %r is not a port number' % (where, p))
     elif text.count(':') > 1:
         family = family or 'ipv6'
+    if '%' in ip:
+        ip, scope = ip.split('%', 1)
+        if not _TOKEN_RE.fullmatch(scope):
+            raise DrbdConfigError('%s.address: %r has a bad scope id' % (where, value))
     if p is None:
         p = port
     elif port is not None and str(port) != str(p):
         raise DrbdConfigError('%s: port %s and address %s disagree' % (where, port, value))
     if p is None:
         raise DrbdConfigError('%s.address: %s has no port (write %s:7788 or set port)' % (where, value, value))
-    try:
-        p = int(p)
-    except (TypeError, ValueError):
+    if isinstance(p, bool) or not re.fullmatch(r'\d{1,5}', str(p)):
         raise DrbdConfigError('%s.port: %r is not a port number' % (where, p))
+    p = int(p)
     if not 1 <= p <= 65535:
         raise DrbdConfigError('%s.port: %d is outside 1-65535' % (where, p))
     family = family or 'ipv4'
-    if family == 'ipv4' and not re.match(r'^\d{1,3}(\.\d{1,3}){3}$', ip):
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        addr = None
+    if family == 'ipv4' and (addr is None or addr.version != 4):
         raise DrbdConfigError('%s.address: %r is not an IPv4 address (DRBD wants an address, not a host name)'
                               % (where, ip))
+    if family == 'ipv6' and (addr is None or addr.version != 6):
+        raise DrbdConfigError('%s.address: %r is not an IPv6 address' % (where, ip))
+    if scope:
+        ip = '%s%%%s' % (ip, scope)
     return family, ip, p
 
 
@@ -145,15 +296,17 @@ def parse_meta_disk(value, where):
         return ('internal', None, None)
     if isinstance(value, dict):
         dev, idx = value.get('device'), value.get('index')
-        if not isinstance(dev, str) or not dev.startswith('/'):
-            raise DrbdConfigError('%s.meta_disk.device: %r is not a device path' % (where, dev))
-        if idx is not None and (isinstance(idx, bool) or not isinstance(idx, int) or idx < 0):
+        check_path(dev, where + '.meta_disk.device')
+        if idx is not None and (isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx <= 65535):
             raise DrbdConfigError('%s.meta_disk.index: %r is not an index (0, 1, ...)' % (where, idx))
         return ('external', dev, idx)
     if isinstance(value, str):
-        m = _META_RE.match(value)
+        m = _META_RE.fullmatch(value)
         if m:
+            check_path(m.group('dev'), where + '.meta_disk')
             return ('external', m.group('dev'), int(m.group('idx')) if m.group('idx') is not None else None)
+        if _syntax_chars(value.replace(' [', '[')):
+            raise _refuse(where + '.meta_disk', value, "is neither 'internal' nor a device such as '/dev/sdb1 [0]'")
     raise DrbdConfigError("%s.meta_disk: %r is neither 'internal' nor a device such as '/dev/sdb1 [0]'"
                           % (where, value))
 
@@ -164,10 +317,12 @@ def _minor(res_or_node, where, inherited=None):
         return inherited
     dev_minor = None
     if device is not None:
-        m = _DEVICE_RE.match(str(device))
+        m = _DEVICE_RE.fullmatch(device) if isinstance(device, str) else None
         if not m:
-            raise DrbdConfigError('%s.device: %r is not /dev/drbd<minor>' % (where, device))
+            raise _refuse(where + '.device', device, 'is not /dev/drbd<minor>')
         dev_minor = int(m.group('minor'))
+        if dev_minor > MAX_MINOR:
+            raise DrbdConfigError('%s.device: minor %d is above %d' % (where, dev_minor, MAX_MINOR))
     if minor is not None:
         if isinstance(minor, bool) or not isinstance(minor, int) or not 0 <= minor <= MAX_MINOR:
             raise DrbdConfigError('%s.minor: %r is not a minor number (0-%d)' % (where, minor, MAX_MINOR))
@@ -177,13 +332,27 @@ def _minor(res_or_node, where, inherited=None):
     return dev_minor
 
 
-def _options(section, value, where, out, notes, secrets):
+HANDLERS_REFUSED = ('DRBD runs handler commands as root through a shell, so benchlab writes them only when '
+                    'you allow it: set allow_handlers: true (role: drbd_allow_handlers: true)')
+
+
+def _options(section, value, where, out, notes, secrets, allow_handlers=False):
     if value is None:
         return
     if not isinstance(value, dict):
         raise DrbdConfigError('%s: must be a mapping of option: value' % where)
     for k, v in value.items():
-        key = _key(k)
+        key = _key(k, where)
+        if section == 'handlers':
+            if not allow_handlers:
+                raise DrbdConfigError('%s.%s: %s' % (where, k, HANDLERS_REFUSED))
+            out.setdefault(section, {})[key] = format_quoted(v, '%s.%s' % (where, k), 'handler command')
+            continue
+        if section == 'net' and key == 'shared-secret':
+            if isinstance(v, str) and v:
+                secrets.append(v)
+            out.setdefault(section, {})[key] = format_quoted(v, '%s.%s' % (where, k), 'shared secret', 63)
+            continue
         refused = REFUSED.get((section, key)) or REFUSED.get((section, key, str(v)))
         if refused:
             raise DrbdConfigError('%s.%s: %s' % (where, k, refused))
@@ -194,27 +363,28 @@ def _options(section, value, where, out, notes, secrets):
         out.setdefault(section, {})[key] = format_value(v, '%s.%s' % (where, k))
 
 
-def normalize_resource(res, index=0, syntax='9'):
+def normalize_resource(res, index=0, syntax='9', allow_handlers=False):
     """Check one resource definition and return its normalized form (see render_resource).
 
     Raises DrbdConfigError naming the field for: a missing name, a bad protocol, fewer than two
     `on` sections (nodes), duplicate node names or node-ids, two nodes on one address:port, a bad
-    device/minor, a missing backing disk, a secret without cram_hmac_alg, a refused legacy key.
+    device/minor, a missing backing disk, a secret without cram_hmac_alg, a refused legacy key, and
+    any value that is drbd.conf syntax rather than data (see the module docstring). Handlers (and the
+    legacy incon_degr_cmd) are shell commands DRBD runs as root: refused unless allow_handlers.
     """
     if syntax not in SYNTAXES:
         raise DrbdConfigError('drbd_syntax: %r is not one of %s' % (syntax, ', '.join(SYNTAXES)))
     if not isinstance(res, dict):
         raise DrbdConfigError('%s: must be a mapping' % _where(index))
+    name = check_name(res.get('name'), _where(index) + '.name', 'resource name', syntax)
     where = _where(index, res)
-    name = res.get('name')
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise DrbdConfigError('%s.name: %r is not a resource name (letters, digits, _ . + -)' % (where, name))
-    protocol = str(res.get('protocol', 'C')).upper()
+    protocol = res.get('protocol', 'C')
+    protocol = protocol.upper() if isinstance(protocol, str) else protocol
     if protocol not in PROTOCOLS:
         raise DrbdConfigError('%s.protocol: %r is not a DRBD protocol (A, B or C)' % (where, res.get('protocol')))
     notes, secrets, sections = [], [], {}
     for section, rkey in SECTIONS:
-        _options(section, res.get(rkey), '%s.%s' % (where, rkey), sections, notes, secrets)
+        _options(section, res.get(rkey), '%s.%s' % (where, rkey), sections, notes, secrets, allow_handlers)
 
     # Legacy (0.7/8.3) keys: translate where DRBD has a modern spelling, refuse the others.
     syncer = res.get('syncer')
@@ -222,7 +392,7 @@ def normalize_resource(res, index=0, syntax='9'):
         if not isinstance(syncer, dict):
             raise DrbdConfigError('%s.syncer: must be a mapping' % where)
         for k, v in syncer.items():
-            key = _key(k)
+            key = _key(k, where + '.syncer')
             if key in SYNCER_REFUSED:
                 raise DrbdConfigError('%s.syncer.%s: %s' % (where, k, SYNCER_REFUSED[key]))
             if key not in SYNCER_MOVED:
@@ -235,7 +405,7 @@ def normalize_resource(res, index=0, syntax='9'):
             sections.setdefault(section, {})[new] = format_value(v, '%s.syncer.%s' % (where, k))
             notes.append('syncer.%s -> %s %s' % (key, section, new))
             if key == 'rate' and 'c-plan-ahead' not in sections.get('disk', {}) \
-                    and not any(_key(x) == 'c-plan-ahead' for x in syncer):
+                    and not any(str(x).replace('_', '-') == 'c-plan-ahead' for x in syncer):
                 # 0.7 synced at a fixed rate; 8.4/9 default to the dynamic controller, which treats
                 # resync-rate only as a start value. c-plan-ahead 0 keeps the fixed rate.
                 sections['disk']['c-plan-ahead'] = '0'
@@ -243,10 +413,13 @@ def normalize_resource(res, index=0, syntax='9'):
                              'to use the dynamic resync controller)')
     incon = res.get('incon_degr_cmd', res.get('incon-degr-cmd'))
     if incon is not None:
+        if not allow_handlers:
+            raise DrbdConfigError('%s.incon_degr_cmd: %s' % (where, HANDLERS_REFUSED))
         if 'pri-on-incon-degr' in sections.get('handlers', {}):
             raise DrbdConfigError('%s.incon_degr_cmd: also set as handlers.pri_on_incon_degr; keep only that one'
                                   % where)
-        sections.setdefault('handlers', {})['pri-on-incon-degr'] = format_value(incon, where + '.incon_degr_cmd')
+        sections.setdefault('handlers', {})['pri-on-incon-degr'] = format_quoted(incon, where + '.incon_degr_cmd',
+                                                                                 'handler command')
         notes.append('incon-degr-cmd -> handlers pri-on-incon-degr')
 
     secret = res.get('shared_secret')
@@ -254,13 +427,16 @@ def normalize_resource(res, index=0, syntax='9'):
         if not isinstance(secret, str) or not secret:
             raise DrbdConfigError('%s.shared_secret: must be a non-empty string' % where)
         secrets.append(secret)
-        sections.setdefault('net', {})['shared-secret'] = format_value(secret, where + '.shared_secret')
+        if 'shared-secret' in sections.get('net', {}):
+            raise DrbdConfigError('%s.shared_secret: also set as net.shared_secret; keep only one' % where)
+        if len(secret) > 63:
+            raise DrbdConfigError('%s.shared_secret: longer than the 63 characters DRBD accepts' % where)
+        sections.setdefault('net', {})['shared-secret'] = format_quoted(secret, where + '.shared_secret',
+                                                                        'shared secret', 63)
     if res.get('cram_hmac_alg') is not None:
         sections.setdefault('net', {})['cram-hmac-alg'] = format_value(res['cram_hmac_alg'], where + '.cram_hmac_alg')
     net = sections.get('net', {})
     if 'shared-secret' in net:
-        if len(net['shared-secret'].strip('"')) > 63:
-            raise DrbdConfigError('%s.shared_secret: longer than the 63 characters DRBD accepts' % where)
         if 'cram-hmac-alg' not in net:
             raise DrbdConfigError('%s.shared_secret: set without cram_hmac_alg (e.g. sha256): the peers would '
                                   'not authenticate each other' % where)
@@ -284,9 +460,7 @@ def normalize_resource(res, index=0, syntax='9'):
         nwhere = '%s.nodes[%d]' % (where, i)
         if not isinstance(node, dict):
             raise DrbdConfigError('%s: must be a mapping with name and address' % nwhere)
-        nname = node.get('name')
-        if not isinstance(nname, str) or not _HOST_RE.match(nname):
-            raise DrbdConfigError("%s.name: %r is not a host name (the node's `uname -n`)" % (nwhere, nname))
+        nname = check_name(node.get('name'), nwhere + '.name', "node name (the node's `uname -n`)", syntax)
         nwhere = '%s.nodes[%d] (%s)' % (where, i, nname)
         if nname in seen_names:
             raise DrbdConfigError('%s.name: two `on %s` sections' % (nwhere, nname))
@@ -301,9 +475,10 @@ def normalize_resource(res, index=0, syntax='9'):
             raise DrbdConfigError('%s: no device/minor (set minor: or device: /dev/drbd<minor> on the resource)'
                                   % nwhere)
         disk = node.get('disk', res.get('disk'))
-        if not isinstance(disk, str) or not disk.startswith('/'):
+        if disk is None:
             raise DrbdConfigError('%s.disk: missing or not a device path (the backing disk, e.g. /dev/sdb1)'
                                   % nwhere)
+        check_path(disk, nwhere + '.disk' if 'disk' in node else where + '.disk', 'backing disk path')
         meta = parse_meta_disk(node['meta_disk'], nwhere) if 'meta_disk' in node else res_meta
         node_id = node.get('node_id')
         if syntax == '9':
@@ -327,11 +502,24 @@ def normalize_resource(res, index=0, syntax='9'):
         mesh = syntax == '9' and len(out_nodes) > 2
     if mesh and syntax != '9':
         raise DrbdConfigError("%s.connection_mesh: a DRBD 9 feature: use drbd_syntax '9'" % where)
+    # What the role does with it on the primary (drbd_lifecycle states mounted/unmounted).
+    primary = res.get('primary')
+    if primary is None:
+        primary = out_nodes[0]['name']
+    elif primary not in seen_names:
+        raise _refuse(where + '.primary', primary, 'is not one of its nodes (%s)' % ', '.join(seen_names))
+    mount = res.get('mount')
+    if mount is not None:
+        check_path(mount, where + '.mount', 'mount point')
+    fstype = res.get('fstype', 'ext4')
+    if not isinstance(fstype, str) or not _FSTYPE_RE.fullmatch(fstype):
+        raise _refuse(where + '.fstype', fstype, 'is not a filesystem type (ext4, xfs, ...)')
     return {'name': name, 'protocol': protocol, 'syntax': syntax, 'sections': sections, 'nodes': out_nodes,
-            'connection_mesh': bool(mesh), 'secrets': [s for s in secrets if s], 'notes': notes}
+            'connection_mesh': bool(mesh), 'secrets': [s for s in secrets if s], 'notes': notes,
+            'primary': primary, 'mount': mount, 'fstype': fstype}
 
 
-def check_resources(resources, syntax='9'):
+def check_resources(resources, syntax='9', allow_handlers=False):
     """Normalize every resource and check them against each other: resource names, and per node
     the minor, the backing disk, external meta-data slots, and every address:port only once.
     Returns the normalized list; raises DrbdConfigError naming the second user of a clash."""
@@ -339,7 +527,7 @@ def check_resources(resources, syntax='9'):
         raise DrbdConfigError('drbd_resources: must be a list of resources')
     out, names, minors, disks, metas, addrs = [], {}, {}, {}, {}, {}
     for i, res in enumerate(resources):
-        norm = normalize_resource(res, i, syntax)
+        norm = normalize_resource(res, i, syntax, allow_handlers)
         where = _where(i, res)
         if norm['name'] in names:
             raise DrbdConfigError('%s.name: resource %s is defined twice (also drbd_resources[%d])'
@@ -377,6 +565,7 @@ def _meta_text(meta):
     kind, dev, idx = meta
     if kind == 'internal':
         return 'internal'
+    dev = _token_or_quoted(dev)
     return dev if idx is None else '%s [%d]' % (dev, idx)
 
 
@@ -386,9 +575,47 @@ def _address_text(node):
     return 'ipv4 %s:%d' % (node['ip'], node['port'])
 
 
-def render_resource(norm):
-    """The drbd.conf text of one normalized resource (deterministic: sorted options)."""
-    lines = ['# Managed by benchlab.bench (role drbd), DRBD %s syntax. Local changes are overwritten.'
+def header_line(name, lab='default'):
+    """The first line of every .res file benchlab writes: its mark (name and lab)."""
+    return '%s%s; lab=%s; do not edit' % (HEADER_PREFIX, name, lab)
+
+
+def file_mark(text):
+    """The benchlab mark of a .res file's text: {'name', 'lab'} (both None for the older header
+    without them), or None when the file was not written by benchlab."""
+    first = (text or '').split('\n', 1)[0]
+    m = _HEADER_RE.match(first)
+    if m:
+        return {'name': m.group('name'), 'lab': m.group('lab')}
+    if first.startswith(LEGACY_HEADER_PREFIX):
+        return {'name': None, 'lab': None}
+    return None
+
+
+def ownership_problem(path, text, name, lab, adopt=False, action='overwrite'):
+    """None when benchlab may `action` (overwrite/remove) the existing file `path` (content `text`)
+    for resource `name` of lab `lab`; else the refusal, naming the file and the option adopt."""
+    if text is None or adopt:
+        return None
+    mark = file_mark(text)
+    how = ('move it away, or set adopt: true (role: drbd_adopt: true) to let benchlab %s it' % action)
+    if mark is None:
+        return ('%s exists and was not written by benchlab (its first line is not the header "%s"): '
+                'refusing to %s it; %s' % (path, header_line(name, lab), action, how))
+    if mark['name'] is not None and mark['name'] != name:
+        return ('%s carries the benchlab header of resource %s, not %s: refusing to %s it; %s'
+                % (path, mark['name'], name, action, how))
+    if mark['lab'] is not None and mark['lab'] != lab:
+        return ('%s was written by benchlab for lab %s, not this lab (%s): refusing to %s it; set lab: %s '
+                '(role: drbd_lab), or %s' % (path, mark['lab'], lab, action, mark['lab'], how))
+    return None
+
+
+def render_resource(norm, lab='default'):
+    """The drbd.conf text of one normalized resource (deterministic: sorted options), starting
+    with benchlab's header line (header_line)."""
+    lines = [header_line(norm['name'], lab),
+             '# DRBD %s syntax, rendered by benchlab.bench (role drbd); local changes are refused or replaced.'
              % norm['syntax'],
              'resource %s {' % norm['name']]
     net = dict(norm['sections'].get('net', {}))
@@ -410,7 +637,7 @@ def render_resource(norm):
         if norm['syntax'] == '9':
             lines.append('        node-id %d;' % node['node_id'])
         lines.append('        device /dev/drbd%d minor %d;' % (node['minor'], node['minor']))
-        lines.append('        disk %s;' % node['disk'])
+        lines.append('        disk %s;' % _token_or_quoted(node['disk']))
         lines.append('        address %s;' % _address_text(node))
         lines.append('        meta-disk %s;' % _meta_text(node['meta_disk']))
         lines.append('    }')
@@ -422,12 +649,13 @@ def render_resource(norm):
     return '\n'.join(lines) + '\n'
 
 
-_CONFIG_SECRET_RE = re.compile(r'shared-secret\s+(?:"([^"]*)"|([^\s;"]+))\s*;')
+_CONFIG_SECRET_RE = re.compile(r'shared-secret\s+(?:"([^"\n]*)"|([^\s;"{}]+))')
+_INCLUDE_RE = re.compile(r'^\s*include\s+(?:"([^"\n]+)"|([^\s;"]+))\s*;', re.M)
 
 
 def config_secrets(text):
-    """The shared secrets a DRBD configuration text holds (each `shared-secret ...;` value; a
-    secret never holds quotes or backslashes): an installed file's old secret is masked too."""
+    """The shared secrets a DRBD configuration text holds (each `shared-secret <value>` , quoted or
+    not, also in a file drbdadm cannot parse): an installed file's old secret is masked too."""
     found = []
     for m in _CONFIG_SECRET_RE.finditer(text or ''):
         value = m.group(2) if m.group(1) is None else m.group(1)
@@ -436,13 +664,90 @@ def config_secrets(text):
     return found
 
 
+def secret_forms(secrets):
+    """Every form of the secrets that may show up in drbdadm's output: the secret itself and, for
+    a long one, the first characters drbdadm quotes when it rejects the value ("('SSSS...') too long")."""
+    out = []
+    for s in secrets or []:
+        if not s:
+            continue
+        for form in (s, s[:DRBDADM_VALUE_PREFIX] if len(s) > DRBDADM_VALUE_PREFIX else None):
+            if form and form not in out:
+                out.append(form)
+    return out
+
+
+def config_files_secrets(main_config, extra_dirs=(), read=None):
+    """The secrets of the DRBD configuration on this host: `main_config` and the files its
+    `include` lines name (globs), plus every *.res/*.conf in `extra_dirs`. Read as text (no drbdadm:
+    also a configuration drbdadm rejects). Unreadable files are skipped."""
+    def _read(path):
+        try:
+            with open(path, 'rb') as f:
+                return f.read().decode('utf-8', 'replace')
+        except (IOError, OSError):
+            return None
+    read = read or _read
+    paths, found = [], []
+    queue = [main_config] if main_config else []
+    for d in extra_dirs:
+        if d and os.path.isdir(d):
+            queue += sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(('.res', '.conf')))
+    while queue and len(paths) < 1000:
+        path = queue.pop(0)
+        if path in paths:
+            continue
+        paths.append(path)
+        text = read(path)
+        if text is None:
+            continue
+        found += [s for s in config_secrets(text) if s not in found]
+        for m in _INCLUDE_RE.finditer(text):
+            pattern = m.group(1) or m.group(2)
+            if not os.path.isabs(pattern):
+                pattern = os.path.join(os.path.dirname(path), pattern)
+            queue += sorted(glob.glob(pattern))
+    return found
+
+
+_DRBDADM_SECRET_RE = re.compile(r'(--shared-secret[= ])(\S+)')
+
+
+def drbdadm_secrets(text):
+    """The secrets drbdadm put on the drbdsetup command lines it printed (`--shared-secret=...`)."""
+    found = []
+    for m in _DRBDADM_SECRET_RE.finditer(text or ''):
+        if m.group(2) != REDACTED and m.group(2) not in found:
+            found.append(m.group(2))
+    return found
+
+
+def mount_verdict(mounts, mountpoint, minor):
+    """What is mounted on `mountpoint` (parse_mountinfo entries; the last one mounted there is the
+    one visible): ('none', None), ('ours', entry) when it is DRBD device `minor` (by major:minor,
+    never by the source name, which anyone can choose), else ('foreign', entry)."""
+    top = None
+    for m in mounts:
+        if m['mountpoint'] == mountpoint:
+            top = m
+    if top is None:
+        return 'none', None
+    return ('ours' if top['major_minor'] == '%d:%d' % (DRBD_MAJOR, minor) else 'foreign'), top
+
+
 def redact(text, secrets, mask=REDACTED):
     """`text` with every secret replaced by `mask` (********)."""
     if not text:
         return text
-    for s in sorted((s for s in secrets or [] if s), key=len, reverse=True):
+    for s in sorted(secret_forms(secrets), key=len, reverse=True):
         text = text.replace(s, mask)
     return text
+
+
+def redact_output(text, secrets, mask=REDACTED):
+    """drbdadm/drbdsetup output with the secrets (and their quoted prefixes) masked, and any
+    `--shared-secret=<value>` argument masked whatever its value."""
+    return _DRBDADM_SECRET_RE.sub(lambda m: m.group(1) + mask, redact(text, secrets, mask)) if text else text
 
 
 def parse_version(text):

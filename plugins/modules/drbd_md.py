@@ -9,20 +9,25 @@ module: drbd_md
 short_description: Create or wipe DRBD meta-data, refusing a backing disk that holds data
 version_added: 0.1.0
 description:
-  - Finds the resource's backing disk (and external meta-data disk) on this host with
-    C(drbdadm sh-ll-dev) / C(sh-md-dev), probes them with C(blkid -p) and C(wipefs), and only then
-    runs C(drbdadm create-md).
+  - Finds every backing disk and meta-data disk of the resource on this host, for every volume
+    (C(drbdadm sh-ll-dev) / C(sh-md-dev) print one line per volume), probes each with C(blkid -p)
+    and C(wipefs), and only then runs C(drbdadm create-md).
   - Safe mode (the default) refuses a disk that carries a filesystem, partition table, LVM, RAID,
-    swap or any other signature, unless O(force=true). A mounted disk is always refused.
-  - Meta-data that already exists (C(drbdadm get-gi) reads it) is left alone, so a second run
-    changes nothing.
+    swap or any other signature, unless O(force=true).
+  - Before it writes (create-md, wipe-md) every disk it would write goes through the collection's
+    device guard (module_utils/devguard.py). A disk that is mounted, has a mounted partition, has
+    holders (device-mapper, md, a DRBD device that is up), is active swap or is busy (O_EXCL) is
+    always refused, naming the disk, what holds it and how to release it; no option overrides that.
+  - Meta-data that already exists on every volume (C(drbdadm get-gi) reads it) is left alone, so a
+    second run changes nothing; meta-data on some volumes only is refused unless O(force=true).
   - O(state=absent) wipes the meta-data (C(drbdadm wipe-md --force)); the resource must be down.
   - Works without the DRBD kernel module (drbdmeta writes the disk directly).
 author:
   - benchlab.bench maintainers (@benchlab)
 options:
   name:
-    description: The resource.
+    description:
+      - The resource. Not C(all) or another drbdadm keyword (drbdadm would act on every resource).
     type: str
     required: true
   state:
@@ -59,7 +64,10 @@ EXAMPLES = r'''
 
 RETURN = r'''
 devices:
-  description: The probed devices with C(device), C(verdict) (V(empty), V(drbd), V(other)), C(description), C(signatures).
+  description:
+    - The probed devices (the backing disks and meta-data disks of every volume, each once) with
+      C(device), C(role) (V(disk), V(meta-disk) or V(disk+meta-disk)), C(verdict) (V(empty),
+      V(drbd), V(other)), C(description), C(signatures).
   returned: always
   type: list
   elements: dict
@@ -75,26 +83,20 @@ cmd:
 '''
 
 import os
-import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
+    DRBD_MAGIC_OFFSET, DRBD_MAGICS, DeviceGuardError, check_device_writable)
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DrbdParseError, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
+    DrbdConfigError, DrbdParseError, check_name, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import mounts_on
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
 
 
-def probe(module, dev):
+def probe(module, dev, role):
     """blkid + wipefs verdict for one device."""
     if not os.path.exists(dev):
-        module.fail_json(msg='backing device %s does not exist on this host' % dev)
-    st = os.stat(dev)
-    majmin = '%d:%d' % (os.major(st.st_rdev), os.minor(st.st_rdev)) if stat.S_ISBLK(st.st_mode) else None
-    if majmin and mounts_on([majmin], parse_mountinfo(read_text('/proc/self/mountinfo'))):
-        module.fail_json(msg='refusing to touch %s: it is mounted' % dev)
+        module.fail_json(msg='%s %s of the resource does not exist on this host' % (role, dev))
     blkid_bin = module.get_bin_path('blkid', required=True)
     wipefs_bin = module.get_bin_path('wipefs', required=True)
     b = run(module, [blkid_bin, '-p', '-o', 'export', dev])
@@ -109,7 +111,38 @@ def probe(module, dev):
     except DrbdParseError as e:
         module.fail_json(msg=str(e))
     verdict, desc = signature_verdict(blkid, sigs)
-    return dict(device=dev, verdict=verdict, description=desc, signatures=sigs, blkid=blkid)
+    if verdict == 'empty' and role == 'meta-disk':
+        # external meta-data starts at the device's first byte, where blkid does not look for it
+        found = external_md(dev)
+        if found:
+            verdict, desc = 'drbd', 'DRBD meta-data (external, %s)' % found
+    return dict(device=dev, role=role, verdict=verdict, description=desc, signatures=sigs, blkid=blkid)
+
+
+def external_md(dev):
+    """The DRBD meta-data magic at the start of an external meta-data device, or None."""
+    try:
+        with open(dev, 'rb') as f:
+            head = f.read(DRBD_MAGIC_OFFSET + 4)
+    except (IOError, OSError):
+        return None
+    if len(head) < DRBD_MAGIC_OFFSET + 4:
+        return None
+    return DRBD_MAGICS.get(int.from_bytes(head[DRBD_MAGIC_OFFSET:DRBD_MAGIC_OFFSET + 4], 'big'))
+
+
+def lines(text):
+    return [ln.strip() for ln in (text or '').splitlines() if ln.strip()]
+
+
+def guard(module, probes, what, **result):
+    """Every device through the device guard (in use: mounted, holders, swap, busy). The signature
+    check is this module's own safe mode (force=True here), which knows DRBD meta-data is expected."""
+    for pr in probes:
+        try:
+            check_device_writable(pr['device'], destructive=True, force=True, what=what)
+        except DeviceGuardError as e:
+            module.fail_json(msg=str(e), devices=probes, **result)
 
 
 def main():
@@ -127,34 +160,64 @@ def main():
     drbdadm = p['drbdadm'] or module.get_bin_path('drbdadm', required=True)
     base = [drbdadm] + (['-c', p['config_file']] if p['config_file'] else [])
     name = p['name']
+    try:
+        # `all` would make drbdadm act on every resource of the host, `-x` would be an option
+        check_name(name, 'name')
+    except DrbdConfigError as e:
+        module.fail_json(msg=str(e), devices=[], md_exists=False, cmd=[])
 
     ll = run(module, base + ['sh-ll-dev', name])
     if ll.rc != 0 or not ll.stdout.strip():
         fail(module, 'drbdadm sh-ll-dev (is resource %s defined for this host, `uname -n` = %s?)'
              % (name, os.uname()[1]), ll)
     md = run(module, base + ['sh-md-dev', name])
-    devices = [ll.stdout.strip().splitlines()[0]]
-    if md.rc == 0 and md.stdout.strip() and md.stdout.strip() not in ('internal', devices[0]):
-        devices.append(md.stdout.strip().splitlines()[0])
-    probes = [probe(module, d) for d in devices]
+    if md.rc != 0:
+        fail(module, 'drbdadm sh-md-dev', md)
+    # one line per volume: the backing disks, and where each volume's meta-data lives (the backing
+    # disk itself for internal meta-data)
+    disks = lines(ll.stdout)
+    md_devs = [d for d in lines(md.stdout) if d != 'internal'] or list(disks)
+    roles = {}
+    for d in disks:
+        roles[d] = 'disk'
+    for d in md_devs:
+        roles[d] = 'disk+meta-disk' if roles.get(d) == 'disk' else 'meta-disk'
+    probes = [probe(module, d, r) for d, r in roles.items()]
+    md_probes = [pr for pr in probes if 'meta-disk' in pr['role']]
     gi = run(module, base + ['get-gi', name])
-    md_exists = gi.rc == 0 or any(pr['verdict'] == 'drbd' for pr in probes)
+    md_all = gi.rc == 0 or all(pr['verdict'] == 'drbd' for pr in md_probes)
+    md_any = gi.rc == 0 or any(pr['verdict'] == 'drbd' for pr in md_probes)
+    md_exists = md_any
 
     cmd = []
     if p['state'] == 'absent':
-        if md_exists:
+        if md_any:
+            # wipe-md writes the meta-data areas only; none may be in use (a resource that is up
+            # holds them)
+            guard(module, md_probes, 'wipe the DRBD meta-data of resource %s on' % name, md_exists=md_exists, cmd=[])
             cmd = step_argv('wipe-md', name, drbdadm, p['config_file'])
     else:
-        if md_exists and not p['force']:
+        if md_all and not p['force']:
             module.exit_json(changed=False, devices=probes, md_exists=True, cmd=[])
+        if md_any and not p['force']:
+            have = [pr['device'] for pr in md_probes if pr['verdict'] == 'drbd']
+            lack = [pr['device'] for pr in md_probes if pr['verdict'] != 'drbd']
+            module.fail_json(msg=('refusing create-md for %s: DRBD meta-data is on %s but not on %s (a volume was '
+                                  'added or wiped by hand?). Create it for that volume yourself (drbdadm create-md '
+                                  '%s/<volume>) or set force: true to create it for every volume again.'
+                                  % (name, ', '.join(have), ', '.join(lack), name)),
+                             devices=probes, md_exists=True, cmd=[])
         dirty = [pr for pr in probes if pr['verdict'] == 'other']
         if dirty and not p['force']:
             module.fail_json(
                 msg=('safe mode: refusing create-md for %s: %s carries %s. create-md would overwrite the end of '
                      'the disk and DRBD would expose the old data as the replicated device. Wipe it yourself '
                      '(wipefs -a) or set force: true if this data is really disposable.'
-                     % (name, dirty[0]['device'], dirty[0]['description'])),
+                     % (name, ', '.join(pr['device'] for pr in dirty),
+                        '; '.join('%s (%s)' % (pr['description'], pr['device']) if len(dirty) > 1 else
+                                  pr['description'] for pr in dirty))),
                 devices=probes, md_exists=md_exists, cmd=[])
+        guard(module, probes, 'create DRBD meta-data of resource %s on' % name, md_exists=md_exists, cmd=[])
         cmd = step_argv('force-create-md' if p['force'] else 'create-md', name, drbdadm, p['config_file'])
 
     if not cmd or module.check_mode:

@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: drbd_resource
@@ -12,7 +10,20 @@ short_description: Render DRBD resource files, validate them with drbdadm and in
 version_added: 0.1.0
 description:
   - Checks the resource definitions (protocol, C(on) sections, minors, addresses, secrets) and
-    fails naming the field before anything is written.
+    fails naming the field before anything is written or drbdadm runs.
+  - Input is data, never syntax. Every value that goes into the file is checked against what
+    drbdadm's own lexer accepts. Option values are one word of letters, digits and C(/ . _ -).
+    Device paths are absolute, without C(..). Addresses are IPv4/IPv6 with a port. The shared
+    secret and handler commands are one quoted line without double quotes, backslashes or control
+    characters. A C(;), brace, quote, C(#), newline or stray space is refused, naming the field.
+  - Resource and node names may not be drbdadm keywords (C(resource), C(on), C(volume), ...) nor
+    C(all), which drbdadm expands to every resource of the host.
+  - Handlers (and the legacy C(incon_degr_cmd)) are shell commands DRBD runs as root; they are
+    refused unless O(allow_handlers=true).
+  - Every file starts with the header line C(# benchlab.bench managed resource <name>; lab=<lab>; do not edit).
+    An existing C(<name>.res) is overwritten (or removed with O(state=absent)) only when it carries
+    that header for the same resource and lab; any other file is refused, naming it, unless
+    O(adopt=true).
   - Renders each resource to C(<config_dir>/<name>.res) in DRBD 8.4 or 9 syntax, translating the
     0.7-era keys C(syncer) and C(incon_degr_cmd) to their modern places or refusing them with a
     message naming the replacement.
@@ -63,6 +74,27 @@ options:
     description: Validate every rendered file with drbdadm before installing it.
     type: bool
     default: true
+  adopt:
+    description:
+      - Overwrite (or with O(state=absent) remove) an existing C(<name>.res) that benchlab did not
+        write (no benchlab header, or the header of another resource or lab). Off by default, and such a
+        file is refused and left as it is.
+    type: bool
+    default: false
+  lab:
+    description:
+      - The lab the files belong to, written into their header. A file with another lab's header
+        is treated as not written by this lab (refused unless O(adopt=true)).
+      - Letters, digits, C(_ . -), at most 64 characters.
+    type: str
+    default: default
+  allow_handlers:
+    description:
+      - Write C(handlers) (and the legacy C(incon_degr_cmd)). DRBD runs them as root through a
+        shell, so they are refused unless this is true. Each command must still be one line
+        without double quotes, backslashes or control characters.
+    type: bool
+    default: false
   drbdadm:
     description: The drbdadm executable (default found in PATH).
     type: path
@@ -103,7 +135,9 @@ version:
   returned: when drbdadm was found
   type: dict
 files:
-  description: One entry per resource with C(name), C(path), C(changed) and C(notes) (legacy key translations).
+  description:
+    - One entry per resource with C(name), C(path), C(changed), C(notes) (legacy key translations)
+      and C(adopted) (the file replaced or removed had no benchlab mark of this resource and lab).
   returned: always
   type: list
   elements: dict
@@ -122,8 +156,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    REDACTED, DrbdConfigError, DrbdParseError, check_resources, choose_syntax, config_secrets, describe_errors,
-    parse_drbdadm_errors, parse_version, redact, render_resource, validator_argv)
+    REDACTED, DrbdConfigError, DrbdParseError, check_lab, check_name, check_resources, choose_syntax,
+    config_files_secrets, describe_errors, file_mark, ownership_problem, parse_drbdadm_errors, parse_version,
+    redact, render_resource, secret_forms, validator_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 
 MODE = 0o600
@@ -141,6 +176,12 @@ def _secrets(resources):
             if isinstance(value, str) and value:
                 found.append(value)
     return found
+
+
+def _ours(text, name, lab):
+    """Whether `text` carries benchlab's mark for resource `name` of `lab`."""
+    mark = file_mark(text)
+    return mark is not None and mark['name'] in (None, name) and mark['lab'] in (None, lab)
 
 
 def _read(path):
@@ -186,33 +227,56 @@ def main():
             main_config=dict(type='path', default='/etc/drbd.conf'),
             validate=dict(type='bool', default=True),
             drbdadm=dict(type='path'),
+            adopt=dict(type='bool', default=False),
+            lab=dict(type='str', default='default'),
+            allow_handlers=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )
     p = module.params
     config_dir = p['config_dir']
     # The new secrets and those of the installed configuration (a diff shows the old file, drbdadm
-    # may quote another resource's lines): from here on Ansible masks them in everything returned.
+    # may quote another resource's lines), with the prefix drbdadm quotes of a rejected long one:
+    # from here on Ansible masks them in everything returned.
     new_secrets = _secrets(p['resources'])
     secrets = list(new_secrets)
-    for path in [p['main_config']] + (sorted(os.path.join(config_dir, n) for n in os.listdir(config_dir)
-                                             if n.endswith('.res')) if os.path.isdir(config_dir) else []):
-        secrets.extend(s for s in config_secrets(_read(path)) if s not in secrets)
-    module.no_log_values.update(secrets)
+    secrets += [s for s in config_files_secrets(p['main_config'], [config_dir]) if s not in secrets]
+    module.no_log_values.update(secret_forms(secrets))
+    try:
+        lab = check_lab(p['lab'])
+    except DrbdConfigError as e:
+        module.fail_json(msg=str(e), files=[])
 
     if p['state'] == 'absent':
-        files, changed = [], False
+        files, changed, plan = [], False, []
         for i, res in enumerate(p['resources']):
-            name = res.get('name')
-            if not isinstance(name, str) or not name or '/' in name:
-                module.fail_json(msg='drbd_resources[%d].name: %r is not a resource name' % (i, name))
+            try:
+                name = check_name(res.get('name'), 'drbd_resources[%d].name' % i)
+            except DrbdConfigError as e:
+                module.fail_json(msg=str(e), files=[])
             path = os.path.join(config_dir, name + '.res')
-            gone = os.path.lexists(path)
+            text = _read(path) if os.path.lexists(path) else None
+            if os.path.lexists(path) and text is None:
+                text = ''
+            problem = ownership_problem(path, text, name, lab, p['adopt'], 'remove')
+            if problem:
+                module.fail_json(msg=problem, files=[])
+            plan.append((name, path, text))
+        # every file checked before the first one goes
+        for name, path, text in plan:
+            gone = text is not None
             if gone and not module.check_mode:
                 os.unlink(path)
-            files.append(dict(name=name, path=path, changed=gone, notes=[]))
+            adopted = gone and not _ours(text, name, lab)
+            files.append(dict(name=name, path=path, changed=gone, notes=[], adopted=adopted))
             changed = changed or gone
         module.exit_json(changed=changed, files=files)
+
+    # Input is data: the checks run before drbdadm sees anything (again below with the real syntax).
+    try:
+        check_resources(p['resources'], '9' if p['syntax'] == 'auto' else p['syntax'], p['allow_handlers'])
+    except DrbdConfigError as e:
+        module.fail_json(msg=redact(str(e), secrets), files=[])
 
     drbdadm = p['drbdadm'] or module.get_bin_path('drbdadm')
     version = None
@@ -229,7 +293,7 @@ def main():
         warnings.append('drbdadm not found: rendered without validation (check mode before the install)')
     try:
         syntax = choose_syntax(version or {}, p['syntax'] if version or p['syntax'] != 'auto' else '9')
-        norms = check_resources(p['resources'], syntax)
+        norms = check_resources(p['resources'], syntax, p['allow_handlers'])
     except DrbdConfigError as e:
         module.fail_json(msg=redact(str(e), secrets), files=[])
 
@@ -242,9 +306,17 @@ def main():
     files, diffs, changed, last_cmd = [], [], False, None
     rendered = []
     for norm in norms:
-        text = render_resource(norm)
+        text = render_resource(norm, lab)
         path = os.path.join(config_dir, norm['name'] + '.res')
         rendered.append((norm, text, path))
+    # Only benchlab's own files are replaced: anything else is refused before drbdadm runs.
+    for norm, text, path in rendered:
+        before = _read(path) if os.path.lexists(path) else None
+        if os.path.lexists(path) and before is None:
+            before = ''
+        problem = ownership_problem(path, before, norm['name'], lab, p['adopt'])
+        if problem:
+            module.fail_json(msg=problem, files=[])
 
     # Validate all candidates first: nothing is installed unless every file passes.
     if p['validate'] and drbdadm:
@@ -289,7 +361,8 @@ def main():
             diffs.append(dict(before_header=path if before is not None else '%s (absent)' % path,
                               after_header=path, before=shown,
                               after=redact(text, secrets)))
-        files.append(dict(name=norm['name'], path=path, changed=file_changed, notes=norm['notes']))
+        files.append(dict(name=norm['name'], path=path, changed=file_changed, notes=norm['notes'],
+                          adopted=before is not None and not _ours(before, norm['name'], lab)))
         changed = changed or file_changed
 
     result = dict(changed=changed, syntax=syntax, version=version, files=files)

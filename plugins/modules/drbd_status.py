@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: drbd_status
@@ -21,7 +19,7 @@ author:
   - benchlab.bench maintainers (@benchlab)
 options:
   names:
-    description: The resources to read (default all).
+    description: The resources to read (default all; resource names only, not the keyword C(all)).
     type: list
     elements: str
     default: []
@@ -87,7 +85,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import DrbdParseError, parse_status_json, settled
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
+    DrbdConfigError, DrbdParseError, check_name, parse_status_json, settled)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 
 
@@ -104,6 +103,11 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    for i, name in enumerate(p['names']):
+        try:
+            check_name(name, 'names[%d]' % i)
+        except DrbdConfigError as e:
+            module.fail_json(msg='%s (leave names empty to read every resource)' % e, drbd=[])
     loaded = os.path.exists('/proc/drbd') or os.path.isdir('/sys/module/drbd')
     if not loaded:
         if p['missing_ok']:

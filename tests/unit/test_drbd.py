@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.benchlab.bench.plugins.module_utils import drbd as d
 from ansible_collections.benchlab.bench.plugins.filter.drbd_check import drbd_check
@@ -28,6 +30,11 @@ def reference():
         'device': '/dev/drbd0', 'disk': '/dev/hda4', 'meta_disk': '/dev/hda3 [0]',
         'nodes': [{'name': 'node1', 'address': '10.2.0.1:7788'}, {'name': 'node2', 'address': '10.2.0.2:7788'}],
     }
+
+
+def check(resources, syntax='9'):
+    """check_resources with handlers allowed: the reference resource has the 0.7 incon-degr-cmd."""
+    return d.check_resources(resources, syntax, allow_handlers=True)
 
 
 # ---- input checks -------------------------------------------------------------------------------
@@ -52,14 +59,14 @@ def reference():
     (lambda r: r['net'].update(on_disconnect='reconnect'), '.net.on_disconnect', 'no replacement'),
     (lambda r: r['disk_options'].update(on_io_error='panic'), '.disk_options.on_io_error', 'call-local-io-error'),
     (lambda r: r['net'].update(protocol='C'), '.net.protocol', 'resource key `protocol`'),
-    (lambda r: r['handlers'] if r.update(handlers={'x': 'a"b'}) else None, '.handlers.x', 'double quotes'),
+    (lambda r: r['handlers'] if r.update(handlers={'x': 'a"b'}) else None, '.handlers.x', 'a double quote'),
     (lambda r: r.update(name='bad name'), '.name', 'is not a resource name'),
 ])
 def test_broken_inputs_name_the_field(mutate, field, words):
     res = reference()
     mutate(res)
     with pytest.raises(d.DrbdConfigError) as e:
-        d.check_resources([res], '9')
+        check([res], '9')
     assert field in str(e.value) and words in str(e.value), str(e.value)
     assert str(e.value).startswith('drbd_resources[0]')
 
@@ -71,85 +78,85 @@ def test_duplicate_minor_and_address_across_resources():
     b['meta_disk'] = '/dev/hda3 [1]'
     dup = r'drbd_resources\[1\] \(drbd1\): duplicate minor 0 on node node1: already used by resource drbd0'
     with pytest.raises(d.DrbdConfigError, match=dup):
-        d.check_resources([a, b])
+        check([a, b])
     b['device'] = '/dev/drbd1'
     b['nodes'][1]['address'] = '10.2.0.2:7788'
     clash = r'address clash: 10.2.0.2:7788 \(node node2\) is already used by resource drbd0'
     with pytest.raises(d.DrbdConfigError, match=clash):
-        d.check_resources([a, b])
+        check([a, b])
     b['nodes'][1]['address'] = '10.2.0.2:7789'
     b['meta_disk'] = '/dev/hda3 [0]'
     with pytest.raises(d.DrbdConfigError, match=r'meta-disk /dev/hda3 \[0\] on node node1 is already used'):
-        d.check_resources([a, b])
+        check([a, b])
     b['meta_disk'] = '/dev/hda3 [1]'
-    assert [n['name'] for n in d.check_resources([a, b])] == ['drbd0', 'drbd1']
+    assert [n['name'] for n in check([a, b])] == ['drbd0', 'drbd1']
     b['name'] = 'drbd0'
     with pytest.raises(d.DrbdConfigError, match='defined twice'):
-        d.check_resources([a, b])
+        check([a, b])
 
 
 def test_84_refuses_three_nodes_and_mesh_but_9_meshes():
     res = reference()
     res['nodes'].append({'name': 'node3', 'address': '10.2.0.3:7788'})
     with pytest.raises(d.DrbdConfigError, match="exactly two nodes, 3 given: use drbd_syntax '9'"):
-        d.check_resources([res], '8.4')
-    norm = d.check_resources([res], '9')[0]
+        check([res], '8.4')
+    norm = check([res], '9')[0]
     assert norm['connection_mesh'] and [n['node_id'] for n in norm['nodes']] == [0, 1, 2]
     res['nodes'][0]['node_id'] = 5
     with pytest.raises(d.DrbdConfigError, match='set on some nodes but not this one'):
-        d.check_resources([res], '9')
+        check([res], '9')
     for n, i in zip(res['nodes'], (5, 5, 7)):
         n['node_id'] = i
     with pytest.raises(d.DrbdConfigError, match=r'node_id: 5 is also the node-id of node1'):
-        d.check_resources([res], '9')
+        check([res], '9')
 
 
 # ---- legacy translation and rendering ---------------------------------------------------------------
 
 def test_reference_resource_translates_07_keys():
-    norm = d.check_resources([reference()], '8.4')[0]
+    norm = check([reference()], '8.4')[0]
     assert norm['sections']['disk'] == {'on-io-error': 'detach', 'resync-rate': '150M', 'al-extents': '521',
                                         'c-plan-ahead': '0'}
     assert norm['sections']['handlers']['pri-on-incon-degr'].startswith('"echo \'!DRBD!')
     assert any('incon-degr-cmd -> handlers pri-on-incon-degr' in n for n in norm['notes'])
     res = reference()
     res['disk_options']['c_plan_ahead'] = 20
-    assert d.check_resources([res])[0]['sections']['disk']['c-plan-ahead'] == '20'
+    assert check([res])[0]['sections']['disk']['c-plan-ahead'] == '20'
     res['disk_options']['resync_rate'] = '10M'
     with pytest.raises(d.DrbdConfigError, match='also set as disk.resync-rate'):
-        d.check_resources([res])
+        check([res])
 
 
 def test_render_is_deterministic_and_syntax_specific():
-    t9 = d.render_resource(d.check_resources([reference()], '9')[0])
-    t84 = d.render_resource(d.check_resources([reference()], '8.4')[0])
-    assert t9 == d.render_resource(d.check_resources([reference()], '9')[0])
+    t9 = d.render_resource(check([reference()], '9')[0])
+    t84 = d.render_resource(check([reference()], '8.4')[0])
+    assert t9 == d.render_resource(check([reference()], '9')[0])
     assert 'node-id 0;' in t9 and 'node-id' not in t84
     for t in (t9, t84):
         assert '        address ipv4 10.2.0.2:7788;' in t and '        meta-disk /dev/hda3 [0];' in t
         assert '        protocol C;' in t and 'syncer' not in t and 'incon-degr-cmd' not in t
     ipv6 = reference()
     ipv6['nodes'][0]['address'] = '[fd00::1]:7788'
-    assert 'address ipv6 [fd00::1]:7788;' in d.render_resource(d.check_resources([ipv6])[0])
+    assert 'address ipv6 [fd00::1]:7788;' in d.render_resource(check([ipv6])[0])
 
 
 def test_secret_is_quoted_and_redactable():
     res = reference()
     res.update(shared_secret='my secret', cram_hmac_alg='sha256')
-    norm = d.check_resources([res])[0]
+    norm = check([res])[0]
     text = d.render_resource(norm)
     assert 'shared-secret "my secret";' in text and norm['secrets'] == ['my secret']
     assert 'my secret' not in d.redact(text, norm['secrets'])
     res['shared_secret'] = 'x' * 64
     with pytest.raises(d.DrbdConfigError, match='63 characters'):
-        d.check_resources([res])
+        check([res])
 
 
 def test_the_secrets_of_an_installed_file_are_found_for_masking():
     """A diff shows the installed file: its old secret must be masked although the input no longer has it."""
     res = reference()
     res.update(shared_secret='old one', cram_hmac_alg='sha256')
-    text = d.render_resource(d.check_resources([res])[0])
+    text = d.render_resource(check([res])[0])
     found = d.config_secrets(text + 'resource r2 { net { shared-secret plain-2; } }\n')
     assert 'old one' in found and 'plain-2' in found
     assert 'old' not in d.redact(text, found).split('shared-secret', 1)[1].split(';')[0]
@@ -159,19 +166,19 @@ def test_the_secrets_of_an_installed_file_are_found_for_masking():
 def test_filter_summarizes_without_secret_and_checks_primary():
     res = reference()
     res.update(shared_secret='hush', cram_hmac_alg='sha1', mount='/srv/bench-drbd')
-    out = drbd_check([res], 'auto')
+    out = drbd_check([res], 'auto', allow_handlers=True)
     assert out == [{'name': 'drbd0', 'protocol': 'C', 'primary': 'node1', 'nodes': ['node1', 'node2'], 'minors': [0],
                     'mount': '/srv/bench-drbd', 'fstype': 'ext4', 'notes': out[0]['notes']}]
     assert 'hush' not in json.dumps(out)
     res['primary'] = 'node9'
-    with pytest.raises(AnsibleFilterError, match='primary: node9 is not one of its nodes'):
-        drbd_check([res])
+    with pytest.raises(AnsibleFilterError, match="primary: 'node9' is not one of its nodes"):
+        drbd_check([res], allow_handlers=True)
     with pytest.raises(AnsibleFilterError, match='drbd_check: drbd_resources must be a list'):
         drbd_check('x')
     bad = reference()
     bad.update(protocol='Z', shared_secret='hush')
     with pytest.raises(AnsibleFilterError) as e:
-        drbd_check([bad])
+        drbd_check([bad], allow_handlers=True)
     assert 'protocol' in str(e.value) and 'hush' not in str(e.value)
 
 
@@ -357,5 +364,132 @@ def test_signature_parsers_refuse_garbage():
 def test_normalize_does_not_mutate_input():
     res = reference()
     before = copy.deepcopy(res)
-    d.check_resources([res], '8.4')
+    check([res], '8.4')
     assert res == before
+
+
+# ---- input is data, never syntax: the hostile DRBD corpus (fixtures/hostile/drbd.yml) -------------------
+
+HOSTILE = yaml.safe_load((Path(__file__).resolve().parent / 'fixtures' / 'hostile' / 'drbd.yml').read_text())
+
+
+def hostile_resources(case):
+    """The case's resource list: `resources`, or the corpus' base with `set` applied (null deletes)."""
+    if 'resources' in case:
+        return copy.deepcopy(case['resources'])
+    res = copy.deepcopy(HOSTILE['base'])
+    for path, value in case['set'].items():
+        parts = path.split('.')
+        target = res
+        for p in parts[:-1]:
+            target = target[int(p)] if isinstance(target, list) else target[p]
+        if value is None:
+            target.pop(parts[-1], None)
+        else:
+            target[parts[-1]] = value
+    return [res]
+
+
+def test_the_hostile_drbd_corpus_is_large_and_unique():
+    ids = [c['id'] for c in HOSTILE['cases']]
+    assert len(ids) >= 12 and len(set(ids)) == len(ids)
+    # the base itself is valid: every refusal below comes from the case's change
+    assert d.check_resources([HOSTILE['base']])[0]['name'] == 'r0'
+
+
+@pytest.mark.parametrize('case', HOSTILE['cases'], ids=[c['id'] for c in HOSTILE['cases']])
+def test_hostile_drbd_input_is_refused_naming_the_field(case):
+    resources = hostile_resources(case)
+    syntax, allow = case.get('syntax', '9'), case.get('allow_handlers', False)
+    with pytest.raises(d.DrbdConfigError) as e:
+        d.check_resources(resources, syntax, allow_handlers=allow)
+    msg = str(e.value)
+    assert msg.startswith(case['expect'][0]), msg
+    for part in case['expect']:
+        assert part in msg, (part, msg)
+    assert '\n' not in msg.split(': ', 1)[0], msg
+    # the controller-side filter refuses it the same way, and never prints a secret
+    with pytest.raises(AnsibleFilterError) as f:
+        drbd_check(resources, syntax, allow_handlers=allow)
+    assert case['expect'][0] in str(f.value)
+    for res in resources:
+        if res.get('shared_secret'):
+            assert res['shared_secret'] not in msg and res['shared_secret'] not in str(f.value)
+
+
+@pytest.mark.parametrize('name', sorted(d.KEYWORDS))
+def test_no_drbdadm_keyword_is_a_resource_or_node_name(name):
+    res = copy.deepcopy(HOSTILE['base'])
+    res['name'] = name
+    with pytest.raises(d.DrbdConfigError, match=r'drbd_resources\[0\]\.name'):
+        d.check_resources([res])
+    res = copy.deepcopy(HOSTILE['base'])
+    res['nodes'][1]['name'] = name
+    with pytest.raises(d.DrbdConfigError, match=r'nodes\[1\]\.name'):
+        d.check_resources([res])
+
+
+def test_allowed_handlers_are_written_quoted_on_one_line():
+    res = copy.deepcopy(HOSTILE['base'])
+    res['handlers'] = {'split_brain': '/usr/lib/drbd/notify-split-brain.sh root'}
+    with pytest.raises(d.DrbdConfigError, match='handlers.split_brain: DRBD runs handler commands as root'):
+        d.check_resources([res])
+    text = d.render_resource(d.check_resources([res], allow_handlers=True)[0])
+    assert '        split-brain "/usr/lib/drbd/notify-split-brain.sh root";\n' in text
+
+
+def test_values_drbdadm_reads_as_one_word_or_a_quoted_path():
+    res = copy.deepcopy(HOSTILE['base'])
+    res['disk'] = '/dev/disk/by-path/pci-0000:00:1f.2-ata-1'
+    res['meta_disk'] = {'device': '/dev/disk/by-id/wwn-0x5000c500a1b2c3d4', 'index': 1}
+    res['nodes'][0]['address'] = 'ipv6 [fe80::1%eth0]:7840'
+    res['nodes'][1]['address'] = '[fe80::2%eth0]:7840'
+    res['disk_options'] = {'resync_after': 'r9/0', 'c_max_rate': '400M', 'disk_flushes': False}
+    text = d.render_resource(d.check_resources([res])[0], lab='lab-1')
+    assert text.startswith('# benchlab.bench managed resource r0; lab=lab-1; do not edit\n')
+    for line in ('disk "/dev/disk/by-path/pci-0000:00:1f.2-ata-1";', 'meta-disk /dev/disk/by-id/wwn-0x5000c500a1b2c3d4 [1];',
+                 'address ipv6 [fe80::1%eth0]:7840;', 'resync-after r9/0;', 'disk-flushes no;'):
+        assert line in text, line
+
+
+def test_file_marks_and_ownership():
+    text = d.render_resource(d.check_resources([HOSTILE['base']])[0], lab='lab-a')
+    assert d.file_mark(text) == {'name': 'r0', 'lab': 'lab-a'}
+    assert d.ownership_problem('/x/r0.res', text, 'r0', 'lab-a') is None
+    assert 'for lab lab-a, not this lab (lab-b)' in d.ownership_problem('/x/r0.res', text, 'r0', 'lab-b')
+    assert 'of resource r0, not r1' in d.ownership_problem('/x/r1.res', text, 'r1', 'lab-a')
+    hand = 'resource r0 {\n  # benchlab.bench managed resource r0; lab=lab-a; do not edit\n}\n'
+    msg = d.ownership_problem('/x/r0.res', hand, 'r0', 'lab-a', action='remove')
+    assert msg.startswith('/x/r0.res exists and was not written by benchlab') and 'adopt: true' in msg \
+        and 'refusing to remove it' in msg
+    assert d.ownership_problem('/x/r0.res', hand, 'r0', 'lab-a', adopt=True) is None
+    assert d.ownership_problem('/x/r0.res', None, 'r0', 'lab-a') is None
+    legacy = '# Managed by benchlab.bench (role drbd), DRBD 9 syntax. Local changes are overwritten.\nresource r0 {}\n'
+    assert d.file_mark(legacy) == {'name': None, 'lab': None}
+    assert d.ownership_problem('/x/r0.res', legacy, 'r0', 'lab-a') is None
+
+
+def test_secret_forms_mask_the_prefix_drbdadm_quotes(tmp_path):
+    long = 'S3cr3t-' + 'x' * 60
+    assert d.secret_forms([long, 'short']) == [long, long[:20], 'short']
+    out = "r.res:2: Parse error: while parsing value ('%s...')\nfor shared-secret. Value is too long." % long[:20]
+    assert long[:20] not in d.redact_output(out, [long])
+    assert d.redact_output('drbdsetup new-peer r 1 --shared-secret=whatever --x', []) == \
+        'drbdsetup new-peer r 1 --shared-secret=******** --x'
+    # the secrets of the installed configuration, also of a file drbdadm cannot parse, through includes
+    (tmp_path / 'd').mkdir()
+    (tmp_path / 'd' / 'a.res').write_text('resource a { net { shared-secret "one two"; } }\n')
+    (tmp_path / 'd' / 'b.res').write_text('resource b { net { shared-secret three three; } }\n')
+    (tmp_path / 'main.conf').write_text('global { usage-count no; }\ninclude "d/*.res";\n')
+    assert d.config_files_secrets(str(tmp_path / 'main.conf')) == ['one two', 'three']
+    assert d.config_files_secrets(str(tmp_path / 'missing.conf'), [str(tmp_path / 'd')]) == ['one two', 'three']
+
+
+def test_mount_verdict_compares_major_minor_never_the_source_name():
+    mounts = [{'mountpoint': '/srv/b', 'major_minor': '147:3', 'source': '/dev/drbd3', 'fstype': 'ext4'}]
+    assert d.mount_verdict(mounts, '/srv/b', 3) == ('ours', mounts[0])
+    assert d.mount_verdict(mounts, '/srv/c', 3) == ('none', None)
+    assert d.mount_verdict(mounts, '/srv/b', 4)[0] == 'foreign'
+    # a tmpfs whose source is named like the DRBD device, mounted over it: the visible one decides
+    fake = {'mountpoint': '/srv/b', 'major_minor': '0:61', 'source': '/dev/drbd3', 'fstype': 'tmpfs'}
+    assert d.mount_verdict(mounts + [fake], '/srv/b', 3) == ('foreign', fake)
