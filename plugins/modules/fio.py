@@ -171,7 +171,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import FioJobError, check_fio_job, parse_job_file
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+    FioJobError, check_fio_job, options_to_sections, parse_job_file)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
 
@@ -228,27 +229,30 @@ def validate(module, p):
         module.fail_json(msg='job_file %s does not exist' % p['job_file'])
 
 
-def job_sections(p):
-    """The job as fio job-file sections: the job file's, or one section of the module's options."""
+def job_sections(p, workdir):
+    """The job as fio job-file sections: the job file's, or one section of the module's options
+    over what the module puts on fio's command line itself."""
     if p['job_file']:
         with open(p['job_file']) as f:
             return parse_job_file(f.read(), name=p['job_file'])
-    options = dict((k, None if v is None else str(v)) for k, v in p['options'].items())
-    return [(p['name'], options, {})]
+    base = dict((k, p[k]) for k in JOB_KEYS if p[k] is not None)
+    base.update(name=p['name'], directory=workdir)
+    return options_to_sections(p['options'], name='options', base=base)
 
 
 def check_job(br, p, workdir):
     """fiojob's check of the job, then the device guard for every device it names."""
+    origin = p['job_file'] or 'options'
     try:
-        found = check_fio_job(job_sections(p), workdir, allow_unsafe=p['allow_unsafe_options'])
+        found = check_fio_job(job_sections(p, workdir), workdir, allow_unsafe=p['allow_unsafe_options'], origin=origin)
     except FioJobError as e:
-        br.refuse('%s: %s (allow_unsafe_options: true allows it)' % ('job_file' if p['job_file'] else 'options', e))
+        br.refuse('fio job refused: %s' % str(e).replace('(allow_unsafe)', '(allow_unsafe_options: true)'))
         return
     outside = found.get('outside') or []
     if outside and not p['allow_unsafe_options']:
-        br.refuse('the fio job names paths outside its work directory %s: %s; benchlab writes only in its own work '
-                  'directory: use path, or set allow_unsafe_options: true' % (
-                      workdir, ', '.join('[%s] %s=%s' % item for item in outside)))
+        br.refuse('fio job refused: %s names paths outside its work directory %s: %s; benchlab writes only in its '
+                  'own work directory: use path, or set allow_unsafe_options: true' % (
+                      origin, workdir, ', '.join('[%s] %s=%s' % item for item in outside)))
     br.dry['writes'].extend(v for _s, _k, v in outside if v not in br.dry['writes'])
     for dev in found.get('devices') or []:
         br.device(dev, p['destructive'], force=p['force'])
