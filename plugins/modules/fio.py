@@ -81,7 +81,7 @@ options:
   options:
     description:
       - Further fio job options as a mapping (C(--key=value) each), passed to fio as separate
-        arguments (no shell on the benchlab side). They are checked like a job file: options that make
+        arguments (no shell on the benchlab side). They are checked like a job file - options that make
         fio itself run a shell command (C(exec_prerun), C(exec_postrun)), C(allow_mounted_write), and
         paths outside the work directory are refused unless O(allow_unsafe_options=true); a block
         device needs O(destructive=true).
