@@ -143,6 +143,12 @@ user_created:
   description: Whether the benchmark user was created (or would be, in check mode).
   returned: always
   type: bool
+bench_dry_run:
+  description:
+    - What the run would do, in check mode - C(tool), C(argv), C(writes), C(creates), C(removes),
+      C(refused) (see the C(check_mode) attribute); C(argvs) lists every command when it runs several.
+  returned: check mode
+  type: dict
 '''
 
 import os

@@ -16,24 +16,9 @@ import subprocess
 import pytest
 
 from conftest import module
-from test_devguard_live import MiB, Loop, sh, sha256
+from test_devguard_live import MiB, loop, sh, sha256  # noqa: F401  (loop is a fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='needs root for loop devices and mounts')
-
-
-@pytest.fixture
-def loop():
-    made = []
-
-    def make(size=64 * MiB):
-        lo = Loop(size)
-        made.append(lo)
-        return lo
-    try:
-        yield make
-    finally:
-        for lo in made:
-            lo.close()
 
 
 def test_fio_exec_prerun_is_refused_and_never_runs(env, tmp_path):
