@@ -217,7 +217,7 @@ def stop_recorded(pgid, pid_start, workdir=None, grace=3.0, proc='/proc'):
     left += [p for p in recorded_processes(pgid, pid_start, workdir, proc) if p not in left]
     for pid in _signal_all(left, signal.SIGKILL, proc):
         done[pid] = 'SIGKILL'
-    for _ in range(50):
+    for _attempt in range(50):
         if not any(_live_start(pid, proc) == start for pid, start in left):
             break
         time.sleep(0.1)

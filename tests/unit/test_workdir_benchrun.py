@@ -32,7 +32,7 @@ def test_marker_is_written_0600_with_the_contract_fields(tmp_path):
                        pid_start=None, keep=False)
     assert set(doc) == {'benchlab', 'run_id', 'run_key', 'tool', 'created', 'pid', 'pgid', 'pid_start', 'keep'}
     wd.update_marker(d, pgid=123, pid_start=456)
-    assert wd.read_marker(d)[0]['pgid'] == 123 and [n for n in os.listdir(d)] == [wd.MARKER]
+    assert wd.read_marker(d)[0]['pgid'] == 123 and os.listdir(d) == [wd.MARKER]
 
 
 def test_a_marker_that_is_a_symlink_or_not_json_does_not_count(tmp_path):
@@ -140,8 +140,12 @@ Stat = namedtuple('Stat', 'st_dev')
 
 def test_dd_free_space_names_path_needed_and_available():
     fs = {'/srv': (1, StatVfs(1000, 4096)), '/dev/shm': (2, StatVfs(10, 4096))}
-    statvfs = lambda d: fs[d][1]  # noqa: E731
-    stat_ = lambda d: Stat(fs[d][0])  # noqa: E731
+
+    def statvfs(d):
+        return fs[d][1]
+
+    def stat_(d):
+        return Stat(fs[d][0])
     assert free_space_problem(space_needed('write', 4096000, '/srv', '/dev/shm'), statvfs, stat_) \
         .startswith('not enough free space in /dev/shm: dd would write 4096000 bytes')
     assert free_space_problem(space_needed('write', 40960, '/srv', '/dev/shm'), statvfs, stat_) is None
