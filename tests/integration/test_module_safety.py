@@ -16,7 +16,10 @@ import subprocess
 import pytest
 
 from conftest import module
-from test_devguard_live import MiB, loop, sh, sha256  # noqa: F401  (loop is a fixture)
+import test_devguard_live
+from test_devguard_live import MiB, sh, sha256
+
+loop = test_devguard_live.loop  # the fixture: loop devices, partitions and mounts released in finally
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='needs root for loop devices and mounts')
 
