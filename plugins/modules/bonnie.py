@@ -329,7 +329,7 @@ def main():
     if p['runs'] < 1:
         module.fail_json(msg='runs must be 1 or more, got %s' % p['runs'])
     files = str(p['files']).strip()
-    if not FILES_RE.match(files):
+    if not FILES_RE.fullmatch(files):
         module.fail_json(msg="files: %r is not a file count or bonnie++'s number:max:min:dirs form "
                              "(e.g. 16 or 64:4096:1024:16)" % p['files'])
     size_mib, ram_mib, r_mib, warnings = sizes(module, p, path, files)
