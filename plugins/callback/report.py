@@ -199,6 +199,9 @@ class CallbackModule(CallbackBase):
             # no run directory: the preflight fails the plan play with this message
             self.preflight_error = 'benchlab.bench.report: %s' % e
             self.rundir = RunDir(os.path.abspath(base), new_run_id(self.started))
+        # Export the run id (unless already set) so that the bench_run role names it in the owner
+        # marker of every work directory; its failed-run cleanup removes only this run's work.
+        os.environ.setdefault('BENCHLAB_RUN_ID', self.rundir.run_id)
 
     # -- before any host ----------------------------------------------------------------------
 
