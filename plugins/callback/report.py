@@ -157,6 +157,9 @@ class CallbackModule(CallbackBase):
         if artifacts and not explicit:
             base = os.path.join(artifacts, 'benchlab')
         self.rundir = RunDir(os.path.abspath(base), self.get_option('run_id') or new_run_id(self.started))
+        # Export the run id (unless already set) so that the bench_run role names it in the owner
+        # marker of every work directory; its failed-run cleanup removes only this run's work.
+        os.environ.setdefault('BENCHLAB_RUN_ID', self.rundir.run_id)
 
     # -- collecting -------------------------------------------------------------------------
 

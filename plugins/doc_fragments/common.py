@@ -32,10 +32,25 @@ options:
         hypervisor, disk or link run at once on purpose; it is recorded, nothing else.
     type: dict
     default: {}
+  run_id:
+    description:
+      - The id of the run this benchmark belongs to, written into the ownership marker
+        C(.benchlab-owner.json) of its work directory. M(benchlab.bench.work_cleanup) removes only
+        work directories (and stops only the processes recorded in them) whose marker names the
+        same O(run_id) and O(run_key). The C(benchlab.bench.bench_run) role sets it.
+    type: str
+  run_key:
+    description:
+      - The key of the (benchmark, cell) pair of the plan this run belongs to, written into the
+        marker next to O(run_id). The C(benchlab.bench.bench_run) role sets it.
+    type: str
 attributes:
   check_mode:
     support: full
-    description: Returns C(cmd), the argv that would run, without running or writing anything.
+    description:
+      - Runs nothing and writes nothing. Returns C(cmd) and C(bench_dry_run) = C(tool), C(argv)
+        (the command that would run), C(writes) (paths and devices it would write), C(creates),
+        C(removes) and C(refused) (null, or the message of the guard that would refuse the run).
   diff_mode:
     support: none
     description: Nothing to diff.

@@ -1,14 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Target-side helpers the benchmark modules share: private work directories, cache dropping,
-RAM size, the methodology guards and the common module options (labels, guards)."""
-
-from __future__ import annotations
+"""Target-side helpers the benchmark modules share: cache dropping, RAM size, the methodology
+guards and the common module options (labels, guards, run_id, run_key). Work directories:
+module_utils/workdir.py; the run skeleton: module_utils/benchrun.py."""
 
 import os
-import shutil
-import tempfile
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo
@@ -19,6 +16,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.units import format
 COMMON_ARGS = dict(
     labels=dict(type='dict', default={}),
     guards=dict(type='dict', default={}),
+    run_id=dict(type='str'),
+    run_key=dict(type='str'),
 )
 
 
@@ -45,18 +44,6 @@ def read_text(path, default=''):
 
 def mem_total_bytes():
     return parse_meminfo(read_text('/proc/meminfo')).get('mem_total_bytes')
-
-
-def make_workdir(parent, tool):
-    """A private (0700) directory for one benchmark run inside `parent`; the caller removes it."""
-    if not os.path.isdir(parent):
-        raise OSError('benchmark directory %s does not exist or is not a directory' % parent)
-    return tempfile.mkdtemp(prefix='benchlab-%s-' % tool, dir=parent)
-
-
-def remove_tree(path):
-    if path and os.path.lexists(path):
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def drop_caches():

@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: bonnie
@@ -154,9 +152,9 @@ import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import BonnieParseError, bonnie_records
-from ansible_collections.benchlab.bench.plugins.module_utils.common import (
-    COMMON_ARGS, make_workdir, mem_total_bytes, remove_tree, start_measurement)
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, mem_total_bytes
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
@@ -214,6 +212,95 @@ def unreachable_dir(path, uid, gids):
     return None
 
 
+def sizes(module, p, path, files):
+    """(size_mib, ram_mib, r_mib, warnings), or a failure naming the option."""
+    try:
+        if p['ram'] is not None:
+            ram_mib = to_mib(p['ram'], 'ram')
+        else:
+            total = mem_total_bytes()
+            if not total:
+                module.fail_json(msg='cannot read MemTotal from /proc/meminfo: set ram')
+            ram_mib = total // MIB
+        size_mib = to_mib(p['size'], 'size') if p['size'] is not None else 2 * ram_mib
+    except UnitError as e:
+        module.fail_json(msg=str(e))
+    if ram_mib < 1:
+        module.fail_json(msg='ram must be at least 1 MiB, got %s' % p['ram'])
+    warnings = []
+    r_mib = ram_mib
+    if 0 < size_mib < 2 * ram_mib:
+        r_mib = max(size_mib // 2, 1)
+        warnings.append('file size %s is below 2x RAM (%s): the page cache may inflate the results; bonnie++ '
+                        'was told -r %d (half the file size) so that it accepts it'
+                        % (format_bytes(size_mib * MIB), format_bytes(ram_mib * MIB), r_mib))
+    if size_mib == 0 and files.split(':', 1)[0] == '0':
+        module.fail_json(msg='size 0 and files 0 skip both parts of bonnie++: nothing to measure')
+    st = os.statvfs(path)
+    free = st.f_bavail * st.f_frsize
+    if size_mib * MIB > free:
+        module.fail_json(msg='not enough free space in %s for a %s bonnie++ file set (%s free): set a smaller '
+                             'size (the record then says the page cache may inflate it)'
+                             % (path, format_bytes(size_mib * MIB), format_bytes(free)))
+    return size_mib, ram_mib, r_mib, warnings
+
+
+def bench_user(module, p, result):
+    """(pwd entry or None in check mode before it is created, name): the unprivileged user bonnie++
+    runs as; created (a system user) when it is the default one and missing."""
+    if os.geteuid() == 0:
+        name = p['user'] or DEFAULT_USER
+        pw = lookup_user(name)
+        if pw is None:
+            if p['user']:
+                module.fail_json(msg='user %s does not exist: create it, or leave user unset to let the module '
+                                     'create the system user %s' % (name, DEFAULT_USER))
+            result.update(changed=True, user_created=True)
+            if module.check_mode:
+                result.setdefault('would_create', []).append('user %s' % name)
+            else:
+                pw = create_user(module, name)
+        if pw is not None and pw.pw_uid == 0:
+            module.fail_json(msg='bonnie++ never runs as root (user %s has uid 0): give an unprivileged user' % name)
+    else:
+        pw = pwd.getpwuid(os.geteuid())
+        name = pw.pw_name
+        if p['user'] and p['user'] != name:
+            module.fail_json(msg='running bonnie++ as %s needs root; the module runs as %s' % (p['user'], name))
+    if pw is not None:
+        blocked = unreachable_dir(p['path'], pw.pw_uid, os.getgrouplist(pw.pw_name, pw.pw_gid))
+        if blocked:
+            module.fail_json(msg='user %s cannot enter %s, so bonnie++ cannot write in %s: use a path under '
+                                 'directories other users may enter (such as /var/tmp or /srv)' % (name, blocked, p['path']))
+    return pw, name
+
+
+def data_dir(br, pw):
+    """bonnie++'s directory: `data` inside the (root-owned) work directory, owned by the benchmark
+    user, so that the user cannot touch the work directory's ownership marker."""
+    data = os.path.join(br.workdir, 'data')
+    if not br.check_mode:
+        os.chmod(br.workdir, 0o711)
+        os.mkdir(data, 0o700)
+        os.chown(data, pw.pw_uid, pw.pw_gid)
+    return data
+
+
+def bonnie_argv(bonnie_bin, p, data, size_mib, r_mib, files, pw, name):
+    argv = [bonnie_bin, '-d', data, '-s', str(size_mib), '-r', str(r_mib), '-n', files]
+    if os.geteuid() == 0:
+        argv += ['-u', '%d:%d' % (pw.pw_uid, pw.pw_gid) if pw is not None else name]
+    argv.append('-q')
+    if p['runs'] > 1:
+        argv += ['-x', str(p['runs'])]
+    for key, flag in (('fast', '-f'), ('sync', '-b'), ('direct', '-D')):
+        if p[key]:
+            argv.append(flag)
+    if p['machine']:
+        argv += ['-m', p['machine']]
+    return argv
+
+
 def main():
     argument_spec = dict(
         path=dict(type='path', required=True),
@@ -231,7 +318,6 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
     path = p['path']
-
     if not os.path.isdir(path):
         module.fail_json(msg='path %s does not exist or is not a directory' % path)
     if p['runs'] < 1:
@@ -240,117 +326,34 @@ def main():
     if not FILES_RE.match(files):
         module.fail_json(msg="files: %r is not a file count or bonnie++'s number:max:min:dirs form "
                              "(e.g. 16 or 64:4096:1024:16)" % p['files'])
-    try:
-        if p['ram'] is not None:
-            ram_mib = to_mib(p['ram'], 'ram')
-        else:
-            total = mem_total_bytes()
-            if not total:
-                module.fail_json(msg='cannot read MemTotal from /proc/meminfo: set ram')
-            ram_mib = total // MIB
-        size_mib = to_mib(p['size'], 'size') if p['size'] is not None else 2 * ram_mib
-    except UnitError as e:
-        module.fail_json(msg=str(e))
-    if ram_mib < 1:
-        module.fail_json(msg='ram must be at least 1 MiB, got %s' % p['ram'])
-
-    warnings = []
-    r_mib = ram_mib
-    if 0 < size_mib < 2 * ram_mib:
-        r_mib = max(size_mib // 2, 1)
-        warnings.append('file size %s is below 2x RAM (%s): the page cache may inflate the results; bonnie++ '
-                        'was told -r %d (half the file size) so that it accepts it'
-                        % (format_bytes(size_mib * MIB), format_bytes(ram_mib * MIB), r_mib))
-    if size_mib == 0 and files.split(':', 1)[0] == '0':
-        module.fail_json(msg='size 0 and files 0 skip both parts of bonnie++: nothing to measure')
-    st = os.statvfs(path)
-    free = st.f_bavail * st.f_frsize
-    if size_mib * MIB > free:
-        module.fail_json(msg='not enough free space in %s for a %s bonnie++ file set (%s free): set a smaller '
-                             'size (the record then says the page cache may inflate it)'
-                             % (path, format_bytes(size_mib * MIB), format_bytes(free)))
-
-    result = dict(changed=False, user_created=False)
-    as_root = os.geteuid() == 0
-    pw = None
-    if as_root:
-        name = p['user'] or DEFAULT_USER
-        pw = lookup_user(name)
-        if pw is None:
-            if p['user']:
-                module.fail_json(msg='user %s does not exist: create it, or leave user unset to let the module '
-                                     'create the system user %s' % (name, DEFAULT_USER))
-            result.update(changed=True, user_created=True)
-            if not module.check_mode:
-                pw = create_user(module, name)
-        if pw is not None and pw.pw_uid == 0:
-            module.fail_json(msg='bonnie++ never runs as root (user %s has uid 0): give an unprivileged user' % name)
-    else:
-        pw = pwd.getpwuid(os.geteuid())
-        name = pw.pw_name
-        if p['user'] and p['user'] != name:
-            module.fail_json(msg='running bonnie++ as %s needs root; the module runs as %s' % (p['user'], name))
-    if pw is not None:
-        blocked = unreachable_dir(path, pw.pw_uid, os.getgrouplist(pw.pw_name, pw.pw_gid))
-        if blocked:
-            module.fail_json(msg='user %s cannot enter %s, so bonnie++ cannot write in %s: use a path under '
-                                 'directories other users may enter (such as /var/tmp or /srv)' % (name, blocked, path))
-
-    bonnie_bin = module.get_bin_path('bonnie++', required=True)
-    params = dict(size=p['size'], size_mib=size_mib, ram_mib=ram_mib, r_mib=r_mib, files=files, runs=p['runs'],
-                  fast=p['fast'], sync=p['sync'], direct=p['direct'], user=name)
-    if p['machine']:
-        params['machine'] = p['machine']
-    workdir = None
-    try:
-        if module.check_mode:
-            workdir_arg = os.path.join(path, 'benchlab-bonnie-XXXXXX')
-        else:
-            workdir = make_workdir(path, 'bonnie')
-            os.chown(workdir, pw.pw_uid, pw.pw_gid)
-            os.chmod(workdir, 0o700)
-            workdir_arg = workdir
-        argv = [bonnie_bin, '-d', workdir_arg, '-s', str(size_mib), '-r', str(r_mib), '-n', files]
-        if as_root:
-            argv += ['-u', '%d:%d' % (pw.pw_uid, pw.pw_gid) if pw is not None else name]
-        argv.append('-q')
-        if p['runs'] > 1:
-            argv += ['-x', str(p['runs'])]
-        if p['fast']:
-            argv.append('-f')
-        if p['sync']:
-            argv.append('-b')
-        if p['direct']:
-            argv.append('-D')
+    size_mib, ram_mib, r_mib, warnings = sizes(module, p, path, files)
+    with BenchRun(module, 'bonnie', what='bonnie++') as br:
+        br.warnings.extend(warnings)
+        br.result['user_created'] = False
+        pw, name = bench_user(module, p, br.result)
+        br.dry['creates'].extend(br.result.pop('would_create', []))
+        bonnie_bin = module.get_bin_path('bonnie++', required=True)
+        params = dict(size=p['size'], size_mib=size_mib, ram_mib=ram_mib, r_mib=r_mib, files=files, runs=p['runs'],
+                      fast=p['fast'], sync=p['sync'], direct=p['direct'], user=name)
         if p['machine']:
-            argv += ['-m', p['machine']]
-        result['cmd'] = argv
-        if module.check_mode:
-            module.exit_json(**result)
-
-        start_measurement(module, params, warnings)
+            params['machine'] = p['machine']
+        br.workdir_in(path)
+        data = data_dir(br, pw)
+        argv = bonnie_argv(bonnie_bin, p, data, size_mib, r_mib, files, pw, name)
+        br.dry_run(argv, writes=[data])
+        br.measure(params)
         started = utc_now()
-        res = run(module, argv, cwd=workdir)
-        state = dict(changed=result['changed'], user_created=result['user_created'])
+        res = br.run(argv, cwd=data)
         if not res.ok:
-            fail(module, 'bonnie++', res, **state)
-        try:
-            # -q: the CSV line(s) on stdout, the text table (one run only) on stderr
-            records = bonnie_records(res.stdout + '\n' + res.stderr, labels=p['labels'], params=params,
-                                     warnings=warnings, cmd=argv, started=started, duration_s=res.duration_s)
-        except BonnieParseError as e:
-            fail(module, 'bonnie++', res, extra=str(e), **state)
+            br.fail('bonnie++', res)
+        # -q: the CSV line(s) on stdout, the text table (one run only) on stderr
+        records = br.parse('bonnie++', res, bonnie_records, res.stdout + '\n' + res.stderr, labels=p['labels'],
+                           params=params, warnings=br.warnings, cmd=argv, started=started, duration_s=res.duration_s)
         if len(records) != p['runs']:
             for rec in records:
                 rec['warnings'].append('bonnie++ was asked for %d runs and printed %d results'
                                        % (p['runs'], len(records)))
-        result.update(bench_result=records[0], bench_results=records)
-    except OSError as e:
-        module.fail_json(msg='bonnie++ benchmark in %s failed: %s' % (path, e), **result)
-    finally:
-        if workdir:
-            remove_tree(workdir)
-    module.exit_json(**result)
+        br.exit(bench_result=records[0], bench_results=records)
 
 
 if __name__ == '__main__':

@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: compress
@@ -141,12 +139,13 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, make_workdir, remove_tree, start_measurement
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.compress import (
     COMPRESSORS, CompressError, check_options, compress_argv, compress_record, decompress_argv, file_sha256,
     parse_version, rusage_delta, threads_for, write_text)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
 
 INPUT_GENERATOR = 'text-v1'
@@ -154,10 +153,10 @@ CPU_TIME = 'getrusage(RUSAGE_CHILDREN) delta around the compressor'
 SHORT_RUN_S = 1.0
 
 
-def timed_run(module, argv, cwd):
+def timed_run(br, argv, cwd):
     """Run argv; return (result, user, sys) with the child's CPU seconds from getrusage deltas."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    res = run(module, argv, cwd=cwd)
+    res = br.run(argv, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     user, sys_ = rusage_delta(before, after)
     return res, user, sys_
@@ -189,20 +188,45 @@ def run_warnings(elapsed, user, sys_, threads):
     return warnings
 
 
-def main():
-    argument_spec = dict(
-        path=dict(type='path'),
-        size=dict(type='str', default='32M'),
-        seed=dict(type='int', default=42),
-        compressors=dict(type='list', elements='str', default=['bzip2'], choices=sorted(COMPRESSORS),
-                         aliases=['tools', 'algorithms']),
-        level=dict(type='int'),
-        threads=dict(type='int'),
-    )
-    argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    p = module.params
+def round_trip(br, p, item, size, input_sha, level, version, guarded, warnings, path):
+    """Compress then decompress one copy of the input; the two records."""
+    c, data, packed, c_argv, d_argv = item
+    threads = threads_for(c, p['threads'])
+    params = dict(size=p['size'], bytes=size, seed=p['seed'], compressor=c, level=level,
+                  threads=threads, input=INPUT_GENERATOR, input_sha256=input_sha, cpu_time=CPU_TIME)
+    params.update(guarded)
+    workdir = br.workdir
+    link_or_copy(os.path.join(workdir, 'input.txt'), data)
+    records = []
+    for test, argv in (('compress', c_argv), ('decompress', d_argv)):
+        started = utc_now()
+        res, user, sys_ = timed_run(br, argv, workdir)
+        if not res.ok:
+            br.fail('%s %sion' % (c, test), res)
+        if test == 'compress':
+            if not os.path.isfile(packed) or os.path.exists(data):
+                br.fail('%s compression' % c, res, extra='it did not replace %s by %s' % (data, packed))
+            packed_bytes = os.path.getsize(packed)
+            params.update(compressed_bytes=packed_bytes, ratio=round(float(size) / packed_bytes, 3) if packed_bytes else None)
+        else:
+            if not os.path.isfile(data):
+                br.fail('%s decompression' % c, res, extra='it did not write %s' % data)
+            out_sha = file_sha256(data)
+            if out_sha != input_sha:
+                br.fail('%s round trip' % c, res,
+                        extra='the decompressed file differs from the input: sha256 %s, expected %s (%d bytes, got %d): '
+                              'the compressor or the storage under %s corrupted the data'
+                              % (out_sha, input_sha, size, os.path.getsize(data), path))
+        records.append(compress_record(
+            c, test, level, size, res.duration_s, user, sys_, tool_version=version, labels=p['labels'],
+            params=dict(params), warnings=warnings + run_warnings(res.duration_s, user, sys_, threads),
+            output=res.stderr + res.stdout, cmd=argv, started=started, duration_s=res.duration_s))
+    os.unlink(data)
+    return records
 
+
+def validate(module, p):
+    """(size, compressors, levels, path), or a failure naming the option."""
     try:
         size = parse_size(p['size'])
     except UnitError as e:
@@ -224,16 +248,29 @@ def main():
     path = p['path'] or tempfile.gettempdir()
     if not os.path.isdir(path):
         module.fail_json(msg='path %s does not exist or is not a directory' % path)
-    binaries = dict((c, module.get_bin_path(c, required=True)) for c in compressors)
+    return size, compressors, levels, path
 
+
+def main():
+    argument_spec = dict(
+        path=dict(type='path'),
+        size=dict(type='str', default='32M'),
+        seed=dict(type='int', default=42),
+        compressors=dict(type='list', elements='str', default=['bzip2'], choices=sorted(COMPRESSORS),
+                         aliases=['tools', 'algorithms']),
+        level=dict(type='int'),
+        threads=dict(type='int'),
+    )
+    argument_spec.update(COMMON_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+    size, compressors, levels, path = validate(module, p)
+    binaries = dict((c, module.get_bin_path(c, required=True)) for c in compressors)
     common_warnings = []
     if p['threads'] is not None and not any(COMPRESSORS[c]['threads'] for c in compressors):
         common_warnings.append('threads applies to xz and zstd only: %s ran single-threaded' % ', '.join(compressors))
-
-    result = dict(changed=False)
-    workdir = None
-    try:
-        workdir = os.path.join(path, 'benchlab-compress-XXXXXX') if module.check_mode else make_workdir(path, 'compress')
+    with BenchRun(module, 'compress', errors=(CompressError,)) as br:
+        workdir = br.workdir_in(path)
         plan = []
         for c in compressors:
             data = os.path.join(workdir, '%s.data' % c)
@@ -241,64 +278,18 @@ def main():
             plan.append((c, data, packed,
                          compress_argv(binaries[c], c, levels[c], p['threads'], data),
                          decompress_argv(binaries[c], c, p['threads'], packed)))
-        result['cmds'] = [argv for item in plan for argv in item[3:]]
-        result['cmd'] = result['cmds'][0]
-        if module.check_mode:
-            workdir = None
-            module.exit_json(**result)
-
-        source = os.path.join(workdir, 'input.txt')
-        input_sha = write_text(source, size, p['seed'])
+        br.result['cmds'] = [argv for item in plan for argv in item[3:]]
+        br.dry_run(br.result['cmds'][0], writes=[workdir], argvs=br.result['cmds'])
+        input_sha = write_text(os.path.join(workdir, 'input.txt'), size, p['seed'])
         versions = dict((c, tool_version(module, binaries[c], c)) for c in compressors)
         guarded, guard_warnings = {}, []
-        start_measurement(module, guarded, guard_warnings)
+        br.measure(guarded, guard_warnings)
         records = []
-        for c, data, packed, c_argv, d_argv in plan:
-            version = versions[c]
-            threads = threads_for(c, p['threads'])
-            params = dict(size=p['size'], bytes=size, seed=p['seed'], compressor=c, level=levels[c],
-                          threads=threads, input=INPUT_GENERATOR, input_sha256=input_sha, cpu_time=CPU_TIME)
-            params.update(guarded)
+        for item in plan:
+            c = item[0]
             warnings = guard_warnings + (list(common_warnings) if not COMPRESSORS[c]['threads'] else [])
-            link_or_copy(source, data)
-
-            started = utc_now()
-            res, user, sys_ = timed_run(module, c_argv, workdir)
-            if not res.ok:
-                fail(module, '%s compression' % c, res)
-            if not os.path.isfile(packed) or os.path.exists(data):
-                fail(module, '%s compression' % c, res, extra='it did not replace %s by %s' % (data, packed))
-            packed_bytes = os.path.getsize(packed)
-            params.update(compressed_bytes=packed_bytes, ratio=round(float(size) / packed_bytes, 3) if packed_bytes else None)
-            records.append(compress_record(
-                c, 'compress', levels[c], size, res.duration_s, user, sys_, tool_version=version, labels=p['labels'],
-                params=params, warnings=warnings + run_warnings(res.duration_s, user, sys_, threads),
-                output=res.stderr + res.stdout, cmd=c_argv, started=started, duration_s=res.duration_s))
-
-            started = utc_now()
-            res, user, sys_ = timed_run(module, d_argv, workdir)
-            if not res.ok:
-                fail(module, '%s decompression' % c, res)
-            if not os.path.isfile(data):
-                fail(module, '%s decompression' % c, res, extra='it did not write %s' % data)
-            out_sha = file_sha256(data)
-            if out_sha != input_sha:
-                fail(module, '%s round trip' % c, res,
-                     extra='the decompressed file differs from the input: sha256 %s, expected %s (%d bytes, got %d): '
-                           'the compressor or the storage under %s corrupted the data'
-                           % (out_sha, input_sha, size, os.path.getsize(data), path))
-            records.append(compress_record(
-                c, 'decompress', levels[c], size, res.duration_s, user, sys_, tool_version=version,
-                labels=p['labels'], params=dict(params), warnings=warnings + run_warnings(res.duration_s, user, sys_, threads),
-                output=res.stderr + res.stdout, cmd=d_argv, started=started, duration_s=res.duration_s))
-            os.unlink(data)
-        result.update(bench_result=records[0], bench_results=records)
-    except (OSError, CompressError) as e:
-        module.fail_json(msg='compress benchmark in %s failed: %s' % (path, e), **result)
-    finally:
-        if workdir:
-            remove_tree(workdir)
-    module.exit_json(**result)
+            records.extend(round_trip(br, p, item, size, input_sha, levels[c], versions[c], guarded, warnings, path))
+        br.exit(bench_result=records[0], bench_results=records)
 
 
 if __name__ == '__main__':

@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: dbench
@@ -127,10 +125,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, make_workdir, remove_tree, start_measurement
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import DbenchParseError, dbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 
 LOADFILES = (
     '/usr/share/dbench/client.txt',
@@ -169,21 +167,8 @@ def run_argv(dbench_bin, p, loadfile, workdir, clients, timeout_bin=None, limit=
     return argv
 
 
-def main():
-    argument_spec = dict(
-        path=dict(type='path', required=True),
-        clients=dict(type='list', elements='int', default=[1]),
-        time=dict(type='int', default=60),
-        loadfile=dict(type='path'),
-        sync=dict(type='bool', default=False),
-        sync_dirs=dict(type='bool', default=False),
-        fsync=dict(type='bool', default=False),
-        timeout=dict(type='int'),
-    )
-    argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    p = module.params
-
+def validate(module, p):
+    """(timeout limit, loadfile), or a failure naming the option."""
     if not p['clients']:
         module.fail_json(msg='clients: give at least one client count')
     bad = [c for c in p['clients'] if c < 1]
@@ -200,55 +185,59 @@ def main():
     loadfile, problem = find_loadfile(p['loadfile'])
     if problem:
         module.fail_json(msg=problem)
+    return limit, loadfile
+
+
+def main():
+    argument_spec = dict(
+        path=dict(type='path', required=True),
+        clients=dict(type='list', elements='int', default=[1]),
+        time=dict(type='int', default=60),
+        loadfile=dict(type='path'),
+        sync=dict(type='bool', default=False),
+        sync_dirs=dict(type='bool', default=False),
+        fsync=dict(type='bool', default=False),
+        timeout=dict(type='int'),
+    )
+    argument_spec.update(COMMON_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+
+    limit, loadfile = validate(module, p)
 
     dbench_bin = module.get_bin_path('dbench', required=True)
     timeout_bin = module.get_bin_path('timeout', required=True)
-    result = dict(changed=False)
-    if module.check_mode:
-        placeholder = os.path.join(p['path'], 'benchlab-dbench-XXXXXX')
-        result['cmds'] = [run_argv(dbench_bin, p, loadfile, placeholder, n, timeout_bin, limit) for n in p['clients']]
-        result['cmd'] = result['cmds'][0]
-        module.exit_json(**result)
-
-    records = []
-    result['cmds'] = []
-    workdir = None
-    try:
+    with BenchRun(module, 'dbench') as br:
+        if br.check_mode:
+            placeholder = br.workdir_in(p['path'])
+            cmds = [run_argv(dbench_bin, p, loadfile, placeholder, n, timeout_bin, limit) for n in p['clients']]
+            br.dry_run(cmds[0], writes=[placeholder], argvs=cmds, cmds=cmds)
+        records = []
+        br.result['cmds'] = []
         for clients in p['clients']:
-            workdir = make_workdir(p['path'], 'dbench')
+            workdir = br.workdir_in(p['path'])
             argv = run_argv(dbench_bin, p, loadfile, workdir, clients, timeout_bin, limit)
-            result['cmds'].append(argv)
-            result.setdefault('cmd', argv)
+            br.result['cmds'].append(argv)
+            br.result.setdefault('cmd', argv)
             params = dict(clients=clients, time=p['time'], loadfile=loadfile, sync=p['sync'],
                           sync_dirs=p['sync_dirs'], fsync=p['fsync'])
             guard_warnings = []
-            start_measurement(module, params, guard_warnings)
+            br.measure(params, guard_warnings)
             started = utc_now()
             # cwd is the work directory too: dbench looks for client.txt there when -c is missing.
-            res = run(module, argv, cwd=workdir)
+            res = br.run(argv, cwd=workdir)
+            what = 'dbench with %d client(s)' % clients
+            br.result['bench_results'] = records
             if res.rc in (124, 137):
-                fail(module, 'dbench with %d client(s)' % clients, res,
-                     extra='dbench did not finish within %d s and was stopped (timeout); a loadfile dbench cannot '
-                           'use makes it run forever' % limit, bench_results=records, cmds=result['cmds'])
+                br.fail(what, res, extra='dbench did not finish within %d s and was stopped (timeout); a loadfile '
+                                         'dbench cannot use makes it run forever' % limit)
             if not res.ok:
-                fail(module, 'dbench with %d client(s)' % clients, res, bench_results=records, cmds=result['cmds'])
-            try:
-                rec = dbench_record(res.stdout + ('\n' + res.stderr if res.stderr else ''),
+                br.fail(what, res)
+            records.append(br.parse(what, res, dbench_record, res.stdout + ('\n' + res.stderr if res.stderr else ''),
                                     labels=p['labels'], params=params, warnings=guard_warnings, cmd=argv,
-                                    started=started, duration_s=res.duration_s)
-            except DbenchParseError as e:
-                fail(module, 'dbench with %d client(s)' % clients, res, extra=str(e), bench_results=records,
-                     cmds=result['cmds'])
-            records.append(rec)
-            remove_tree(workdir)
-            workdir = None
-        result.update(bench_result=records[0], bench_results=records)
-    except OSError as e:
-        module.fail_json(msg='dbench benchmark in %s failed: %s' % (p['path'], e), bench_results=records, **result)
-    finally:
-        if workdir:
-            remove_tree(workdir)
-    module.exit_json(**result)
+                                    started=started, duration_s=res.duration_s))
+            br.drop_workdir()
+        br.exit(bench_result=records[0], bench_results=records)
 
 
 if __name__ == '__main__':

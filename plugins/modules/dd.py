@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: dd
@@ -18,9 +16,13 @@ description:
     result, and include the final C(fdatasync).
   - Reads happen after dropping the page cache, or with C(iflag=direct) when the cache cannot be
     dropped (the record says which).
-  - Everything is written inside a private directory the module creates in O(path) and removes
-    afterwards, also on failure. A block device is written only with O(destructive=true) and never
-    while it is mounted.
+  - Everything is written inside a private directory the module creates in O(path) (with an
+    ownership marker, see M(benchlab.bench.work_cleanup)) and removes afterwards, also on failure.
+  - A block device is written only with O(destructive=true), and never while it or any of its
+    partitions is mounted, has holders (device-mapper, md, DRBD), is active swap or is open
+    exclusively by another program.
+  - Before writing, the free space of the target filesystem (and of the random source's directory)
+    is checked against what dd will write; a block device must be at least O(size) large.
 author:
   - benchlab.bench maintainers (@benchlab)
 options:
@@ -80,7 +82,15 @@ options:
     default: true
   destructive:
     description:
-      - Required to write to a block device given as O(path). A mounted device is never written.
+      - Required to write to a block device given as O(path). A device in use (mounted, a mounted
+        partition, holders, swap, open exclusively) is refused even then.
+    type: bool
+    default: false
+  force:
+    description:
+      - With O(destructive=true), also write a block device that carries a filesystem, partition
+        table, swap or DRBD signature (its data is then destroyed). A device in use is refused even
+        then.
     type: bool
     default: false
   keep:
@@ -91,7 +101,7 @@ options:
     default: false
 notes:
   - Needs root to drop caches and to write block devices.
-  - Check mode returns the command that would run, without writing anything.
+  - Check mode returns the command that would run and C(bench_dry_run), without writing anything.
 seealso:
   - module: benchlab.bench.fio
   - plugin: benchlab.bench.parse_dd
@@ -148,23 +158,31 @@ workdir:
   description: The work directory left in place when O(keep=true).
   returned: when keep is true
   type: str
+bench_dry_run:
+  description: What the run would do (check mode); see the C(check_mode) attribute.
+  returned: check mode
+  type: dict
+  sample: {"tool": "dd", "argv": ["dd", "if=/dev/zero", "of=/dev/loop3", "bs=1048576", "count=8"],
+           "writes": ["/dev/loop3"], "creates": [], "removes": [], "refused": null}
 '''
 
 import os
-import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import (
-    COMMON_ARGS, drop_caches, make_workdir, ram_warning, read_text, remove_tree, start_measurement)
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_record
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning, read_text
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record, free_space_problem, space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import is_mounted_device, parse_meminfo, parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo, parse_mountinfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
 
 CHUNK = 1024 * 1024
+ZERO_WARNING = ('data: zero writes /dev/zero: storage that skips or compresses zero blocks (ploop, thin volumes, '
+                'dedup) reports a speed it never achieved')
 
 
 def write_random_file(path, size):
@@ -199,18 +217,80 @@ def choose_data_dir(size, workdir, requested):
                      'under test: set data_dir to a tmpfs with room' % format_bytes(size))
 
 
-def block_device_checks(module, path, writes):
-    st = os.stat(path)
-    if not stat.S_ISBLK(st.st_mode):
-        return False
-    if writes:
-        if not module.params['destructive']:
-            module.fail_json(msg='%s is a block device: writing it destroys its data; set destructive: true '
-                                 'to allow it' % path)
-        mm = '%d:%d' % (os.major(st.st_rdev), os.minor(st.st_rdev))
-        if is_mounted_device(mm, path, parse_mountinfo(read_text('/proc/self/mountinfo'))):
-            module.fail_json(msg='%s is mounted: benchlab never writes a mounted device' % path)
-    return True
+def sizes(module, p):
+    """(size, bs, count) in bytes/blocks, or a failure naming the option."""
+    try:
+        size, bs = parse_size(p['size']), parse_size(p['bs'])
+    except UnitError as e:
+        module.fail_json(msg='size/bs: %s' % e)
+    if bs <= 0 or size <= 0:
+        module.fail_json(msg='size and bs must be greater than zero (size=%s, bs=%s)' % (p['size'], p['bs']))
+    if size % bs:
+        module.fail_json(msg='size (%s) must be a multiple of bs (%s)' % (p['size'], p['bs']))
+    return size, bs, size // bs
+
+
+def check_target(br, p, size, is_device):
+    """The device guard for a device written, the free space for a directory."""
+    if is_device and p['test'] == 'copy':
+        br.module.fail_json(msg='test copy works inside a directory; %s is a block device' % p['path'])
+    if is_device and p['test'] == 'write':
+        info = br.device(p['path'], p['destructive'], force=p['force'])
+        if info and info.get('size_bytes') and size > info['size_bytes']:
+            br.refuse('size %s (%d bytes) is larger than the block device %s (%d bytes)'
+                      % (p['size'], size, p['path'], info['size_bytes']))
+
+
+def prepare_source(br, p, size, workdir, test):
+    """The file dd reads: the random source of a write (in its own owned directory in /dev/shm, or
+    in the work directory), the test file of a read or copy (written now, not timed) or /dev/zero.
+    Checks the free space for everything dd writes first. Returns (source, data_source)."""
+    target_dir = None if workdir is None else p['path']
+    data_dir = None
+    if test == 'write' and p['data'] == 'random':
+        data_dir, w = choose_data_dir(size, target_dir or tempfile.gettempdir(), p['data_dir'])
+        if w:
+            br.warnings.append(w)
+    problem = free_space_problem(space_needed(test, size, target_dir, data_dir))
+    if problem:
+        br.refuse(problem)
+    if test == 'write' and data_dir is None:
+        return '/dev/zero', '/dev/zero'
+    if test == 'write':
+        srcdir = workdir if data_dir == target_dir else br.workdir_in(data_dir, name='dd-src', keep=False)
+        source = os.path.join(srcdir, 'src.bin')
+    elif workdir is None:
+        return p['path'], None  # reading a block device
+    else:
+        source = os.path.join(workdir, 'dd.bin' if test == 'read' else 'dd-src.bin')
+    if not br.check_mode:
+        write_random_file(source, size)
+    return source, 'tmpfs' if data_dir == '/dev/shm' else data_dir
+
+
+def drop_before(br, p, params):
+    """Drop the caches right before dd: before reads, so they come from the storage; before writes
+    too (the recipe's `sync; echo 3 > ...`), so dirty data from before is not flushed inside the
+    timing. Returns whether dd uses O_DIRECT (a read that could not drop the caches does)."""
+    direct, test = p['direct'], p['test']
+    reason = drop_caches() if p['drop_caches'] else None
+    if reason:
+        params['drop_caches'] = False
+        br.warnings.append('%s: %s' % (reason, 'the write may pay for dirty data written before it'
+                                       if test == 'write' else 'reading with iflag=direct instead'))
+        direct = direct or test != 'write'
+    if test != 'write':
+        params['direct'] = direct
+    return direct
+
+
+def dd_argv(dd_bin, source, dest, bs, count, test, p, direct):
+    argv = [dd_bin, 'if=' + source, 'of=' + dest, 'bs=%d' % bs, 'count=%d' % count]
+    if p['fdatasync'] and test != 'read':
+        argv.append('conv=fdatasync')
+    if direct:
+        argv.append('oflag=direct' if test == 'write' else 'iflag=direct')
+    return argv
 
 
 def main():
@@ -225,132 +305,49 @@ def main():
         direct=dict(type='bool', default=False),
         fdatasync=dict(type='bool', default=True),
         destructive=dict(type='bool', default=False),
+        force=dict(type='bool', default=False),
         keep=dict(type='bool', default=False),
     )
     argument_spec.update(COMMON_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
-    test = p['test']
-
-    try:
-        size = parse_size(p['size'])
-        bs = parse_size(p['bs'])
-    except UnitError as e:
-        module.fail_json(msg='size/bs: %s' % e)
-    if bs <= 0 or size <= 0:
-        module.fail_json(msg='size and bs must be greater than zero (size=%s, bs=%s)' % (p['size'], p['bs']))
-    if size % bs:
-        module.fail_json(msg='size (%s) must be a multiple of bs (%s)' % (p['size'], p['bs']))
-    count = size // bs
-
-    path = p['path']
+    test, path = p['test'], p['path']
+    size, bs, count = sizes(module, p)
     if not os.path.exists(path):
         module.fail_json(msg='path %s does not exist' % path)
-    is_device = block_device_checks(module, path, writes=test in ('write', 'copy'))
-    if is_device and test == 'copy':
-        module.fail_json(msg='test copy works inside a directory; %s is a block device' % path)
-
-    warnings = []
+    is_device = is_block_device(path)
     params = dict(test=test, size=p['size'], bytes=size, bs=p['bs'], count=count, data=p['data'],
                   direct=p['direct'], fdatasync=p['fdatasync'], drop_caches=p['drop_caches'])
-    if p['data'] == 'zero' and test != 'read':
-        warnings.append('data: zero writes /dev/zero: storage that skips or compresses zero blocks (ploop, '
-                        'thin volumes, dedup) reports a speed it never achieved')
-    w = ram_warning(size, 'data set')
-    if w:
-        warnings.append(w)
-
     dd_bin = module.get_bin_path('dd', required=True)
-    workdir = None if is_device else (os.path.join(path, 'benchlab-dd-XXXXXX') if module.check_mode else None)
-    srcfile = None
-    result = dict(changed=False)
-    try:
-        if not is_device and not module.check_mode:
-            workdir = make_workdir(path, 'dd')
+    with BenchRun(module, 'dd') as br:
+        if p['data'] == 'zero' and test != 'read':
+            br.warnings.append(ZERO_WARNING)
+        br.warnings.extend(w for w in [ram_warning(size, 'data set')] if w)
+        check_target(br, p, size, is_device)
+        workdir = None if is_device else br.workdir_in(path)
         target = path if is_device else os.path.join(workdir, 'dd.bin')
         # Ordered so nothing happens between the cache drop and dd: make the data, apply the
         # guards (cool-down, quiesce), then `sync; echo 3 > drop_caches` and dd at once.
+        source, data_source = prepare_source(br, p, size, workdir, test)
         if test == 'write':
-            if p['data'] == 'zero':
-                source = '/dev/zero'
-                params['data_source'] = '/dev/zero'
-            else:
-                data_dir, w = choose_data_dir(size, workdir, p['data_dir'])
-                if w:
-                    warnings.append(w)
-                params['data_source'] = 'tmpfs' if data_dir == '/dev/shm' else data_dir
-                if module.check_mode:
-                    source = os.path.join(data_dir, 'benchlab-src-XXXXXX')
-                else:
-                    fd, source = tempfile.mkstemp(prefix='benchlab-src-', dir=data_dir)
-                    os.close(fd)
-                    os.unlink(source)
-                    srcfile = source
-                    write_random_file(source, size)
-            dest = target
-        elif test == 'read':
-            source, dest = target, '/dev/null'
-        else:
-            source, dest = os.path.join(workdir, 'dd-src.bin'), target
-        if test != 'write' and not module.check_mode and not is_device:
-            write_random_file(source, size)
-
-        tool_version = None
-        if not module.check_mode:
-            version = run(module, [dd_bin, '--version'])
-            tool_version = version.stdout.splitlines()[0].split()[-1] if version.ok and version.stdout else None
-            start_measurement(module, params, warnings)
-
-        direct = p['direct']
-        if p['drop_caches'] and not module.check_mode:
-            # before reads, so they come from the storage; before writes too (the recipe's
-            # `sync; echo 3 > ...`), so dirty data from before is not flushed inside the timing
-            reason = drop_caches()
-            if reason:
-                params['drop_caches'] = False
-                if test == 'write':
-                    warnings.append('%s: the write may pay for dirty data written before it' % reason)
-                else:
-                    warnings.append('%s: reading with iflag=direct instead' % reason)
-                    direct = True
-        argv = [dd_bin, 'if=' + source, 'of=' + dest, 'bs=%d' % bs, 'count=%d' % count]
-        if p['fdatasync'] and test != 'read':
-            argv.append('conv=fdatasync')
-        if test == 'write':
-            if direct:
-                argv.append('oflag=direct')
-        else:
-            params['direct'] = direct
-            if direct:
-                argv.append('iflag=direct')
-        result['cmd'] = argv
-        if module.check_mode:
-            module.exit_json(**result)
-
+            params['data_source'] = data_source
+        dest = '/dev/null' if test == 'read' else target
+        br.dry_run(dd_argv(dd_bin, source, dest, bs, count, test, p, p['direct']), writes=[workdir] if workdir else [])
+        version = run(module, [dd_bin, '--version'])
+        tool_version = version.stdout.splitlines()[0].split()[-1] if version.ok and version.stdout else None
+        br.measure(params)
+        argv = dd_argv(dd_bin, source, dest, bs, count, test, p, drop_before(br, p, params))
+        br.result['cmd'] = argv
         started = utc_now()
-        res = run(module, argv)
+        res = br.run(argv)
         if not res.ok:
-            fail(module, 'dd', res)
-        try:
-            rec = dd_record(res.stderr, test=test, bs=bs, tool_version=tool_version, labels=p['labels'],
-                            params=params, warnings=warnings, cmd=argv, started=started,
-                            duration_s=res.duration_s)
-        except DdParseError as e:
-            fail(module, 'dd', res, extra=str(e))
+            br.fail('dd', res)
+        rec = br.parse('dd', res, dd_record, res.stderr, test=test, bs=bs, tool_version=tool_version,
+                       labels=p['labels'], params=params, warnings=br.warnings, cmd=argv, started=started,
+                       duration_s=res.duration_s)
         # A benchmark leaves the target as it found it (its work directory is removed), so it
         # reports no change, unless keep leaves the written file behind.
-        result['changed'] = bool(p['keep'])
-        result['bench_result'] = rec
-        if p['keep'] and workdir:
-            result['workdir'] = workdir
-    except OSError as e:
-        module.fail_json(msg='dd benchmark in %s failed: %s' % (path, e), **result)
-    finally:
-        if srcfile and os.path.exists(srcfile):
-            os.unlink(srcfile)
-        if workdir and not module.check_mode and not p['keep']:
-            remove_tree(workdir)
-    module.exit_json(**result)
+        br.exit(changed=bool(p['keep']), bench_result=rec)
 
 
 if __name__ == '__main__':

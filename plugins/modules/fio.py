@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: fio
@@ -17,6 +15,13 @@ description:
     C(write_).
   - The exit code is checked before anything is parsed; a failed job is a failure with fio's own
     message, never a number.
+  - The job (O(options) and O(job_file)) is checked before fio runs. fio runs C(exec_prerun) and
+    C(exec_postrun) through a shell and C(allow_mounted_write) lets it write mounted devices, so these
+    (and engines that run programs) are refused unless O(allow_unsafe_options=true); files a job
+    names outside the work directory are refused the same way.
+  - A block device a job names (C(filename)/C(filename_format)) is written only with
+    O(destructive=true), and never while it or a partition is mounted, has holders, is active swap or
+    is open exclusively by another program.
 author:
   - benchlab.bench maintainers (@benchlab)
 options:
@@ -75,17 +80,41 @@ options:
     default: true
   options:
     description:
-      - Further fio job options as a mapping (C(--key=value) each). Values are passed as literal
-        arguments, never through a shell.
+      - Further fio job options as a mapping (C(--key=value) each), passed to fio as separate
+        arguments (no shell on the benchlab side). They are checked like a job file: options that make
+        fio itself run a shell command (C(exec_prerun), C(exec_postrun)), C(allow_mounted_write), and
+        paths outside the work directory are refused unless O(allow_unsafe_options=true); a block
+        device needs O(destructive=true).
     type: dict
     default: {}
   job_file:
     description:
       - A fio job file on the target to run instead of the job described by the options above. It
         runs with the work directory as current directory; jobs without a C(directory) write there.
+      - It is read and checked like O(options) before fio runs.
     type: path
+  allow_unsafe_options:
+    description:
+      - Let O(options) and O(job_file) use what is refused by default - C(exec_prerun)/C(exec_postrun)
+        (fio runs them through a shell), C(allow_mounted_write), program-running I/O engines, paths
+        outside the work directory. Block devices still need O(destructive=true) and pass the device
+        guard.
+    type: bool
+    default: false
+  destructive:
+    description:
+      - Required for a job that names a block device (C(filename=/dev/...)). A device in use is
+        refused even then.
+    type: bool
+    default: false
+  force:
+    description:
+      - With O(destructive=true), also write a block device that carries a filesystem, partition
+        table, swap or DRBD signature.
+    type: bool
+    default: false
 notes:
-  - Check mode returns the command that would run.
+  - Check mode returns the command that would run and C(bench_dry_run), without writing anything.
 seealso:
   - module: benchlab.bench.dd
   - plugin: benchlab.bench.parse_fio
@@ -129,16 +158,22 @@ cmd:
   returned: always
   type: list
   elements: str
+bench_dry_run:
+  description: What the run would do (check mode); see the C(check_mode) attribute.
+  returned: check mode
+  type: dict
 '''
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, make_workdir, remove_tree, start_measurement
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import FioParseError, fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+    FioJobError, check_fio_job, options_to_sections, parse_job_file)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
 
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
@@ -175,6 +210,54 @@ def job_argv(fio_bin, p, workdir, direct):
     return argv
 
 
+def validate(module, p):
+    for key in ('bs', 'size'):
+        try:
+            if parse_size(p[key]) <= 0:
+                raise UnitError('must be greater than zero')
+        except UnitError as e:
+            module.fail_json(msg='%s: %s' % (key, e))
+    for key in ('runtime', 'iodepth', 'numjobs', 'rwmixread'):
+        if p[key] is not None and p[key] < (0 if key == 'rwmixread' else 1):
+            module.fail_json(msg='%s must be a positive number, got %s' % (key, p[key]))
+    for key in p['options']:
+        if not key.replace('_', '').isalnum():
+            module.fail_json(msg='options: %r is not a fio option name' % key)
+    if not os.path.isdir(p['path']):
+        module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
+    if p['job_file'] and not os.path.isfile(p['job_file']):
+        module.fail_json(msg='job_file %s does not exist' % p['job_file'])
+
+
+def job_sections(p, workdir):
+    """The job as fio job-file sections: the job file's, or one section of the module's options
+    over what the module puts on fio's command line itself."""
+    if p['job_file']:
+        with open(p['job_file']) as f:
+            return parse_job_file(f.read(), name=p['job_file'])
+    base = dict((k, p[k]) for k in JOB_KEYS if p[k] is not None)
+    base.update(name=p['name'], directory=workdir)
+    return options_to_sections(p['options'], name='options', base=base)
+
+
+def check_job(br, p, workdir):
+    """fiojob's check of the job, then the device guard for every device it names."""
+    origin = p['job_file'] or 'options'
+    try:
+        found = check_fio_job(job_sections(p, workdir), workdir, allow_unsafe=p['allow_unsafe_options'], origin=origin)
+    except FioJobError as e:
+        br.refuse('fio job refused: %s' % str(e).replace('(allow_unsafe)', '(allow_unsafe_options: true)'))
+        return
+    outside = found.get('outside') or []
+    if outside and not p['allow_unsafe_options']:
+        br.refuse('fio job refused: %s names paths outside its work directory %s: %s; benchlab writes only in its '
+                  'own work directory: use path, or set allow_unsafe_options: true' % (
+                      origin, workdir, ', '.join('[%s] %s=%s' % item for item in outside)))
+    br.dry['writes'].extend(v for _s, _k, v in outside if v not in br.dry['writes'])
+    for dev in found.get('devices') or []:
+        br.device(dev, p['destructive'], force=p['force'])
+
+
 def main():
     argument_spec = dict(
         path=dict(type='path', required=True),
@@ -193,69 +276,40 @@ def main():
         end_fsync=dict(type='bool', default=True),
         options=dict(type='dict', default={}),
         job_file=dict(type='path'),
+        allow_unsafe_options=dict(type='bool', default=False),
+        destructive=dict(type='bool', default=False),
+        force=dict(type='bool', default=False),
     )
     argument_spec.update(COMMON_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
-
-    for key in ('bs', 'size'):
-        try:
-            if parse_size(p[key]) <= 0:
-                raise UnitError('must be greater than zero')
-        except UnitError as e:
-            module.fail_json(msg='%s: %s' % (key, e))
-    for key in ('runtime', 'iodepth', 'numjobs', 'rwmixread'):
-        if p[key] is not None and p[key] < (0 if key == 'rwmixread' else 1):
-            module.fail_json(msg='%s must be a positive number, got %s' % (key, p[key]))
-    for key in p['options']:
-        if not key.replace('_', '').isalnum():
-            module.fail_json(msg='options: %r is not a fio option name' % key)
-    if not os.path.isdir(p['path']):
-        module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
-    if p['job_file'] and not os.path.isfile(p['job_file']):
-        module.fail_json(msg='job_file %s does not exist' % p['job_file'])
-
+    validate(module, p)
     fio_bin = module.get_bin_path('fio', required=True)
-    warnings = []
-    workdir = None
-    result = dict(changed=False)
-    try:
-        workdir = os.path.join(p['path'], 'benchlab-fio-XXXXXX') if module.check_mode else make_workdir(p['path'], 'fio')
+    with BenchRun(module, 'fio') as br:
+        workdir = br.workdir_in(p['path'])
+        check_job(br, p, workdir)
         direct = p['direct']
         if p['job_file']:
             argv = [fio_bin, '--output-format=json', p['job_file']]
             params = dict(job_file=p['job_file'])
         else:
-            if direct and not module.check_mode and not supports_o_direct(workdir):
+            if direct and not br.check_mode and not supports_o_direct(workdir):
                 direct = False
-                warnings.append('the filesystem under %s refuses O_DIRECT: the job ran buffered (direct=0), '
-                                'so the page cache is part of the result' % p['path'])
+                br.warnings.append('the filesystem under %s refuses O_DIRECT: the job ran buffered (direct=0), '
+                                   'so the page cache is part of the result' % p['path'])
             argv = job_argv(fio_bin, p, workdir, direct)
             params = dict((k, p[k]) for k in JOB_KEYS + ('time_based', 'end_fsync') if p[k] is not None)
-            params['direct'] = direct
-            params['options'] = p['options']
-        result['cmd'] = argv
-        if module.check_mode:
-            workdir = None
-            module.exit_json(**result)
-        start_measurement(module, params, warnings)
+            params.update(direct=direct, options=p['options'])
+        br.dry_run(argv, writes=[workdir])
+        br.measure(params)
         started = utc_now()
-        res = run(module, argv, cwd=workdir)
+        res = br.run(argv, cwd=workdir)
         if not res.ok:
-            fail(module, 'fio', res)
-        try:
-            records = fio_records(res.stdout, labels=p['labels'], params=params,
-                                  warnings=warnings, cmd=argv, started=started, duration_s=res.duration_s)
-        except FioParseError as e:
-            fail(module, 'fio', res, extra=str(e))
+            br.fail('fio', res)
+        records = br.parse('fio', res, fio_records, res.stdout, labels=p['labels'], params=params,
+                           warnings=br.warnings, cmd=argv, started=started, duration_s=res.duration_s)
         # The work directory is removed again: the target is left as it was found.
-        result.update(changed=False, bench_result=records[0], bench_results=records)
-    except OSError as e:
-        module.fail_json(msg='fio benchmark in %s failed: %s' % (p['path'], e), **result)
-    finally:
-        if workdir:
-            remove_tree(workdir)
-    module.exit_json(**result)
+        br.exit(bench_result=records[0], bench_results=records)
 
 
 if __name__ == '__main__':

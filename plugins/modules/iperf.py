@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: iperf
@@ -214,6 +212,7 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import new_dry_run
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
@@ -266,7 +265,7 @@ def server_main(module, p):
         pid = p['pid']
         result = dict(changed=False, pid=pid, stopped=False, signal=None, server_output='')
         if module.check_mode:
-            module.exit_json(**result)
+            module.exit_json(bench_dry_run=dict(new_dry_run('iperf'), removes=['process %d' % pid]), **result)
         if not is_iperf_server(pid):
             module.warn('process %d is not a running iperf server (it ended already): nothing to stop' % pid)
             module.exit_json(**result)
@@ -285,7 +284,7 @@ def server_main(module, p):
     argv = server_argv(path, p['version'], p['bind'], port, udp=p['udp'], window=p['window'],
                        server_timeout=timeout)
     if module.check_mode:
-        module.exit_json(changed=False, cmd=argv)
+        module.exit_json(changed=False, cmd=argv, bench_dry_run=dict(new_dry_run('iperf'), argv=argv))
     proc, err = start_server(argv, port, udp_socket=p['version'] == 2 and p['udp'])
     if err:
         module.fail_json(msg=err, cmd=argv)
@@ -311,7 +310,10 @@ def client_main(module, p):
         check_bind(module, bind)
         result['server_cmd'] = sargv
     if module.check_mode:
-        module.exit_json(**result)
+        dry = dict(new_dry_run('iperf'), argv=argv)
+        if p['spawn_server']:
+            dry['argvs'] = [sargv, argv]
+        module.exit_json(bench_dry_run=dry, **result)
 
     tv = tool_version(module, path)
     if version == 2 and p['reverse'] and version_tuple(tv) and version_tuple(tv) < (2, 1):

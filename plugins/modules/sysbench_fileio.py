@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: sysbench_fileio
@@ -161,12 +159,11 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import (
-    COMMON_ARGS, drop_caches, make_workdir, ram_warning, remove_tree, start_measurement)
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import (
-    MODES, READ_MODES, SysbenchParseError, sysbench_record)
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import MODES, READ_MODES, sysbench_record
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
 
 
@@ -185,6 +182,42 @@ def sysbench_argv(sysbench_bin, p, size, bs, verb):
 
 def fatal_lines(text):
     return [ln.strip() for ln in (text or '').splitlines() if ln.strip().startswith('FATAL:')]
+
+
+def record_params(p, size, bs):
+    params = dict(mode=p['mode'], size=p['size'], bytes=size, files=p['files'], bs=p['bs'], block_bytes=bs,
+                  threads=p['threads'], direct=p['direct'], fsync_freq=p['fsync_freq'], fsync_end=p['fsync_end'],
+                  io_mode=p['io_mode'], time=p['time'], events=p['events'], drop_caches=False)
+    if p['rw_ratio'] is not None:
+        params['rw_ratio'] = p['rw_ratio']
+    return params
+
+
+def validate(module, p):
+    """(size, bs) in bytes, or a failure naming the option."""
+    try:
+        size = parse_size(p['size'])
+        bs = parse_size(p['bs'])
+    except UnitError as e:
+        module.fail_json(msg='size/bs: %s' % e)
+    for key in ('files', 'threads'):
+        if p[key] < 1:
+            module.fail_json(msg='%s must be 1 or more, got %s' % (key, p[key]))
+    for key in ('fsync_freq', 'time', 'events'):
+        if p[key] < 0:
+            module.fail_json(msg='%s must not be negative, got %s' % (key, p[key]))
+    if p['time'] == 0 and p['events'] == 0:
+        module.fail_json(msg='time and events are both 0: the run would never end; set one of them')
+    if p['rw_ratio'] is not None and p['rw_ratio'] <= 0:
+        module.fail_json(msg='rw_ratio must be greater than zero, got %s' % p['rw_ratio'])
+    if bs <= 0 or size <= 0:
+        module.fail_json(msg='size and bs must be greater than zero (size=%s, bs=%s)' % (p['size'], p['bs']))
+    if size // p['files'] < bs:
+        module.fail_json(msg='size %s over %d files leaves less than one block (bs=%s) per file'
+                             % (p['size'], p['files'], p['bs']))
+    if not os.path.isdir(p['path']):
+        module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
+    return size, bs
 
 
 def main():
@@ -208,83 +241,41 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
 
-    try:
-        size = parse_size(p['size'])
-        bs = parse_size(p['bs'])
-    except UnitError as e:
-        module.fail_json(msg='size/bs: %s' % e)
-    for key in ('files', 'threads'):
-        if p[key] < 1:
-            module.fail_json(msg='%s must be 1 or more, got %s' % (key, p[key]))
-    for key in ('fsync_freq', 'time', 'events'):
-        if p[key] < 0:
-            module.fail_json(msg='%s must not be negative, got %s' % (key, p[key]))
-    if p['time'] == 0 and p['events'] == 0:
-        module.fail_json(msg='time and events are both 0: the run would never end; set one of them')
-    if p['rw_ratio'] is not None and p['rw_ratio'] <= 0:
-        module.fail_json(msg='rw_ratio must be greater than zero, got %s' % p['rw_ratio'])
-    if bs <= 0 or size <= 0:
-        module.fail_json(msg='size and bs must be greater than zero (size=%s, bs=%s)' % (p['size'], p['bs']))
-    if size // p['files'] < bs:
-        module.fail_json(msg='size %s over %d files leaves less than one block (bs=%s) per file'
-                             % (p['size'], p['files'], p['bs']))
-    if not os.path.isdir(p['path']):
-        module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
-
+    size, bs = validate(module, p)
     sysbench_bin = module.get_bin_path('sysbench', required=True)
     argvs = dict((verb, sysbench_argv(sysbench_bin, p, size, bs, verb)) for verb in ('prepare', 'run', 'cleanup'))
-    result = dict(changed=False, cmd=argvs['run'], cmds=[argvs['prepare'], argvs['run'], argvs['cleanup']])
-    if module.check_mode:
-        module.exit_json(**result)
-
-    warnings = []
-    w = ram_warning(size, 'file set')
-    if w:
-        warnings.append(w)
-    params = dict(mode=p['mode'], size=p['size'], bytes=size, files=p['files'], bs=p['bs'], block_bytes=bs,
-                  threads=p['threads'], direct=p['direct'], fsync_freq=p['fsync_freq'], fsync_end=p['fsync_end'],
-                  io_mode=p['io_mode'], time=p['time'], events=p['events'], drop_caches=False)
-    if p['rw_ratio'] is not None:
-        params['rw_ratio'] = p['rw_ratio']
-
-    workdir = None
-    prepared = False
-    try:
-        workdir = make_workdir(p['path'], 'sysbench')
-        prep = run(module, argvs['prepare'], cwd=workdir)
-        prepared = True
-        if not prep.ok or fatal_lines(prep.stdout):
-            fail(module, 'sysbench fileio prepare', prep,
-                 extra='; '.join(fatal_lines(prep.stdout)) or None, cmds=result['cmds'])
-        if p['mode'] in READ_MODES and p['drop_caches'] and not p['direct']:
-            reason = drop_caches()
-            if reason:
-                warnings.append('%s: the files written by prepare may still be in the page cache' % reason)
-            else:
-                params['drop_caches'] = True
-        version = run(module, [sysbench_bin, '--version'])
-        tool_version = version.stdout.split()[-1] if version.ok and version.stdout.strip() else None
-        start_measurement(module, params, warnings)
-        started = utc_now()
-        res = run(module, argvs['run'], cwd=workdir)
-        if not res.ok or fatal_lines(res.stdout):
-            fail(module, 'sysbench fileio run', res, extra='; '.join(fatal_lines(res.stdout)) or None,
-                 cmds=result['cmds'])
+    cmds = [argvs['prepare'], argvs['run'], argvs['cleanup']]
+    params = record_params(p, size, bs)
+    with BenchRun(module, 'sysbench', what='sysbench fileio') as br:
+        br.result['cmds'] = cmds
+        workdir = br.workdir_in(p['path'])
+        br.dry_run(argvs['run'], writes=[workdir], argvs=cmds)
+        br.warnings.extend(w for w in [ram_warning(size, 'file set')] if w)
         try:
-            rec = sysbench_record(res.stdout, tool_version=tool_version, labels=p['labels'], params=params,
-                                  warnings=warnings, cmd=argvs['run'], started=started, duration_s=res.duration_s)
-        except SysbenchParseError as e:
-            fail(module, 'sysbench fileio run', res, extra=str(e), cmds=result['cmds'])
-        result['bench_result'] = rec
-    except OSError as e:
-        module.fail_json(msg='sysbench fileio benchmark in %s failed: %s' % (p['path'], e), **result)
-    finally:
-        # cleanup ALWAYS, in the benchmark's own directory, then remove that directory.
-        if workdir:
-            if prepared:
-                run(module, argvs['cleanup'], cwd=workdir)
-            remove_tree(workdir)
-    module.exit_json(**result)
+            prep = br.run(argvs['prepare'], cwd=workdir)
+            if not prep.ok or fatal_lines(prep.stdout):
+                br.fail('sysbench fileio prepare', prep, extra='; '.join(fatal_lines(prep.stdout)) or None)
+            if p['mode'] in READ_MODES and p['drop_caches'] and not p['direct']:
+                reason = drop_caches()
+                if reason:
+                    br.warnings.append('%s: the files written by prepare may still be in the page cache' % reason)
+                params['drop_caches'] = not reason
+            version = run(module, [sysbench_bin, '--version'])
+            tool_version = version.stdout.split()[-1] if version.ok and version.stdout.strip() else None
+            br.measure(params)
+            started = utc_now()
+            res = br.run(argvs['run'], cwd=workdir)
+            if not res.ok or fatal_lines(res.stdout):
+                br.fail('sysbench fileio run', res, extra='; '.join(fatal_lines(res.stdout)) or None)
+            rec = br.parse('sysbench fileio run', res, sysbench_record, res.stdout, tool_version=tool_version,
+                           labels=p['labels'], params=params, warnings=br.warnings, cmd=argvs['run'],
+                           started=started, duration_s=res.duration_s)
+        finally:
+            # sysbench's own cleanup ALWAYS, in the benchmark's own directory; the skeleton then
+            # removes that directory.
+            br.stop_tool()
+            run(module, argvs['cleanup'], cwd=workdir)
+        br.exit(bench_result=rec)
 
 
 if __name__ == '__main__':

@@ -73,9 +73,13 @@ def test_bad_size_names_the_field(env, tmp_path):
 
 
 def test_fio_failure_is_readable_and_leaves_nothing(env, tmp_path):
+    # an engine that is not built in is loaded as a shared library (code): refused before fio runs
     rc, status, res = module(env, 'fio', {'path': str(tmp_path), 'ioengine': 'nosuchengine', 'size': '1M'})
+    assert rc != 0 and res['msg'].startswith('fio job refused') and 'nosuchengine' in res['msg'], res
+    assert os.listdir(tmp_path) == []
+    rc, status, res = module(env, 'fio', {'path': str(tmp_path), 'options': {'nosuchoption': 1}, 'size': '1M'})
     assert rc != 0
-    assert res['msg'].startswith('fio failed (rc=1)') and 'nosuchengine' in res['msg']
+    assert res['msg'].startswith('fio failed (rc=1)') and 'nosuchoption' in res['msg']
     assert res['rc'] == 1 and res['cmd'][0].endswith('fio')
     assert 'Traceback' not in json.dumps(res)
     assert os.listdir(tmp_path) == []

@@ -1,0 +1,233 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The skeleton every benchmark module runs in (issue 14 section 0).
+
+``BenchRun`` owns the dangerous parts, so that a module keeps only its options, validation and
+argv:
+
+- the work directory and its ownership marker (module_utils/workdir.py), removed at the end
+  unless ``keep``;
+- check mode: ``bench_dry_run`` = {tool, argv, writes, creates, removes, refused} (shared
+  contract 4); a refusal in check mode is reported there instead of failing;
+- the device guard (module_utils/devguard.py) for every device a module writes;
+- the methodology guards (common.start_measurement);
+- running the tool timed, in a session of its own whose process group and leader start time are
+  recorded in the marker while it runs;
+- parse-or-fail (runner.fail with the output tails);
+- cleanup: the tool's recorded processes are stopped when the module fails or is interrupted
+  (SIGTERM/SIGHUP/SIGINT), then the work directory is removed.
+
+Use::
+
+    with BenchRun(module, 'fio') as br:
+        workdir = br.workdir_in(path)
+        argv = [...]
+        br.dry_run(argv, writes=[workdir])        # exits here in check mode
+        br.measure(params)
+        res = br.run(argv, cwd=workdir)
+        records = br.parse('fio', res, fio_records, res.stdout, ...)
+        br.exit(bench_result=records[0])
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.benchlab.bench.plugins.module_utils.common import start_measurement
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
+    create_workdir, proc_start_time, remove_tree, stop_recorded, update_marker)
+
+PLACEHOLDER = 'XXXXXX'
+STOP_SIGNALS = ('SIGTERM', 'SIGHUP', 'SIGINT')
+
+
+class Interrupted(Exception):
+    """The module received a stop signal while it ran."""
+
+
+def _raise_interrupted(signum, _frame):
+    raise Interrupted('benchmark module interrupted by signal %d' % signum)
+
+
+def new_dry_run(tool):
+    return {'tool': tool, 'argv': [], 'writes': [], 'creates': [], 'removes': [], 'refused': None}
+
+
+class BenchRun(object):
+    """One benchmark module run; a context manager (see the module docstring)."""
+
+    def __init__(self, module, tool, what=None, errors=()):
+        self.module = module
+        self.tool = tool
+        self.what = what or tool
+        self.check_mode = module.check_mode
+        self.keep = bool(module.params.get('keep'))
+        self.result = {'changed': False}
+        self.warnings = []
+        self.dry = new_dry_run(tool)
+        self.workdir = None
+        self.owned = []
+        self.parent = None
+        self._running = None
+        self._handlers = {}
+        self._errors = (OSError, IOError, Interrupted) + tuple(errors)
+
+    # -- context --------------------------------------------------------------------------
+
+    def __enter__(self):
+        for name in STOP_SIGNALS:
+            sig = getattr(signal, name)
+            try:
+                self._handlers[sig] = signal.signal(sig, _raise_interrupted)
+            except (ValueError, OSError):
+                pass
+        return self
+
+    def __exit__(self, exc_type, exc, _tb):
+        self.stop_tool()
+        for path, keep in self.owned:
+            if not keep:
+                remove_tree(path)
+        for sig, handler in self._handlers.items():
+            signal.signal(sig, handler)
+        if exc_type is not None and issubclass(exc_type, self._errors):
+            self.module.fail_json(msg='%s benchmark in %s failed: %s' % (self.what, self.parent or '-', exc),
+                                  **self.context())
+        return False
+
+    def context(self, **extra):
+        """The result keys attached to a failure (runner.fail sets cmd itself)."""
+        out = dict((k, v) for k, v in self.result.items() if k not in ('cmd', 'changed'))
+        out['changed'] = self.result.get('changed', False)
+        out.update(extra)
+        return out
+
+    # -- guards and check mode ----------------------------------------------------------------
+
+    def refuse(self, msg):
+        """A guard refused: in check mode noted in bench_dry_run.refused, otherwise a failure."""
+        if self.check_mode:
+            if self.dry['refused'] is None:
+                self.dry['refused'] = msg
+            return
+        self.module.fail_json(msg=msg, **self.context())
+
+    def device(self, path, destructive, force=False):
+        """Pass a block device the module writes through the device guard. Returns the guard's
+        description of the device, or None when it refused (check mode only)."""
+        if path not in self.dry['writes']:
+            self.dry['writes'].append(path)
+        try:
+            return check_device_writable(path, destructive, force=force)
+        except DeviceGuardError as e:
+            self.refuse(str(e))
+            return None
+
+    def workdir_in(self, parent, name=None, keep=None):
+        """A private work directory with its ownership marker in `parent` (a placeholder path in
+        check mode), removed at the end unless keep. Without `name` it is the run's work
+        directory (``self.workdir``); with one (``benchlab-<name>-*``) an extra owned directory,
+        such as dd's random source in /dev/shm."""
+        keep = self.keep if keep is None else keep
+        tool = name or self.tool
+        if self.check_mode:
+            path = os.path.join(parent, 'benchlab-%s-%s' % (tool, PLACEHOLDER))
+        else:
+            p = self.module.params
+            path = create_workdir(parent, tool, run_id=p.get('run_id'), run_key=p.get('run_key'), keep=keep)
+            self.owned.append((path, keep))
+        if path not in self.dry['creates']:
+            self.dry['creates'].append(path)
+            if not keep:
+                self.dry['removes'].append(path)
+        if name is None:
+            self.parent = parent
+            self.workdir = path
+        return path
+
+    def drop_workdir(self):
+        """Remove the run's work directory now (a module that runs the tool several times)."""
+        if self.workdir and not self.check_mode and not self.keep:
+            remove_tree(self.workdir)
+            self.owned = [(p, k) for p, k in self.owned if p != self.workdir]
+        self.workdir = None
+
+    def dry_run(self, argv, writes=None, argvs=None, **extra):
+        """What would run. In check mode: exit with cmd and bench_dry_run (changed stays false unless
+        the module would change something besides its own work directory, such as a user)."""
+        self.dry['argv'] = list(argv)
+        if argvs:
+            self.dry['argvs'] = [list(a) for a in argvs]
+        for w in writes or []:
+            if w not in self.dry['writes']:
+                self.dry['writes'].append(w)
+        self.result['cmd'] = list(argv)
+        if self.check_mode:
+            result = dict(self.result, bench_dry_run=self.dry)
+            result.update(extra)
+            self.module.exit_json(**result)
+
+    # -- measuring ------------------------------------------------------------------------
+
+    def measure(self, params, warnings=None, competing=None):
+        """The methodology guards, right before the measurement."""
+        return start_measurement(self.module, params, self.warnings if warnings is None else warnings,
+                                 competing=competing)
+
+    def run(self, argv, cwd=None, data=None):
+        """Run the tool (argv list) under the C locale, timed. With a work directory it runs in a
+        session of its own and the marker records its process group while it runs."""
+        if not isinstance(argv, (list, tuple)):
+            raise TypeError('argv must be a list, not %r' % type(argv).__name__)
+        argv = [str(a) for a in argv]
+        env = dict(os.environ)
+        env.update(C_LOCALE)
+        owned = [path for path, _keep in self.owned]
+        own_session = bool(owned)
+        start = time.monotonic()
+        devnull = open(os.devnull, 'rb')
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, close_fds=True, start_new_session=own_session,
+                                    stdin=subprocess.PIPE if data is not None else devnull,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        finally:
+            devnull.close()
+        if own_session:
+            self._running = (proc.pid, proc_start_time(proc.pid), self.workdir)
+            for path in owned:
+                update_marker(path, pgid=proc.pid, pid_start=self._running[1])
+        out, err = proc.communicate(data)
+        self._running = None
+        return CommandResult(argv, proc.returncode, to_native(out, errors='surrogate_or_strict'),
+                             to_native(err, errors='surrogate_or_strict'), time.monotonic() - start)
+
+    def stop_tool(self):
+        """Stop the running tool's recorded processes (failure or interrupt)."""
+        if self._running:
+            pgid, start, workdir = self._running
+            self._running = None
+            stop_recorded(pgid, start, workdir, grace=3.0)
+
+    # -- results --------------------------------------------------------------------------
+
+    def fail(self, what, res, extra=None, **kwargs):
+        fail(self.module, what, res, extra=extra, **self.context(**kwargs))
+
+    def parse(self, what, res, func, *args, **kwargs):
+        """func(*args, **kwargs), or a failure naming `what` when it raises a parse error."""
+        try:
+            return func(*args, **kwargs)
+        except ValueError as e:
+            self.fail(what, res, extra=str(e))
+
+    def exit(self, **result):
+        self.result.update(result)
+        if self.keep and self.workdir and not self.check_mode:
+            self.result['workdir'] = self.workdir
+        self.module.exit_json(**self.result)
