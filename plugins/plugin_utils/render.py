@@ -44,6 +44,8 @@ TRAP_HELP = {
                     'skips zero blocks, so the zero-data number measures nothing.',
     'not_quiet': 'The machine was busy (load or another benchmark) during a run: the number includes the '
                  'competition.',
+    'duplicate_runs': 'One repetition arrived as several records: it is counted once (their mean), so n stays the '
+                      'number of repetitions. A re-run of the same repetition, or workers the tool did not aggregate.',
 }
 
 # Environment keys that change from call to call on the same machine: shown, never "different".
