@@ -9,7 +9,10 @@ Fixtures: tests/unit/fixtures/fio (fio 3.33, with the commands in their README).
 """
 
 import json
+import os
+import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import split_names
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
 
@@ -253,13 +256,14 @@ AGGREGATE = ('iops and throughput: I/O of all workers / the longest worker\'s ru
              'lat_mean weighted by I/O count; lat_p99 from the merged latency histogram')
 
 
-def fio_records(text, labels=None, params=None, warnings=None, **extra):
+def fio_records(text, labels=None, params=None, warnings=None, job_options=None, **extra):
     """Parse fio JSON output into one result record per job (job name within its stonewall group),
     aggregated over the job's workers (numjobs) as fio's group_reporting does; the workers' own
     figures are the record's `workers.detail`.
 
     A job with a non-zero error, or output with no job, raises FioParseError naming the job and
-    fio's own message.
+    fio's own message. `job_options` ({job section: options}, effective_job_options of the job file
+    that ran) gives each record's options; otherwise fio's JSON does (without its bare flags).
     """
     doc, messages = parse_fio(text)
     version = fio_version(doc)
@@ -283,6 +287,8 @@ def fio_records(text, labels=None, params=None, warnings=None, **extra):
         options = dict(global_options)
         if isinstance(entries[0].get('job options'), dict):
             options.update(entries[0]['job options'])
+        if job_options and entries[0].get('jobname') in job_options:
+            options = dict(job_options[entries[0]['jobname']])
         if params is None:
             # parse_fio on output of the user's own run: the job's options are all we know
             job_params = options
@@ -303,3 +309,117 @@ def fio_records(text, labels=None, params=None, warnings=None, **extra):
             rec['workers'] = workers
         records.append(rec)
     return records
+
+
+# -- job files ----------------------------------------------------------------------------------
+
+def _escapes(name, workdir):
+    """Whether `name` (as fio joins it to its current directory, the work directory) lies outside it."""
+    if os.path.isabs(name):
+        return True
+    root = os.path.normpath(workdir)
+    path = os.path.normpath(os.path.join(root, name))
+    return not (path == root or path.startswith(root.rstrip('/') + '/'))
+
+
+def _device_name(name):
+    norm = os.path.normpath(name)
+    return norm.startswith('/dev/') and not (norm == '/dev/shm' or norm.startswith('/dev/shm/'))
+
+
+def _join_names(names):
+    return ':'.join(n.replace(':', '\\:') for n in names)
+
+
+def job_file_in_workdir(sections, workdir, origin='job file'):
+    """A job file's sections (fiojob.parse_job_file) with what would land outside the work directory
+    moved into it, and what makes fio merge the workers dropped. Returns (sections, notes).
+
+    - ``directory=`` outside the work directory is removed: the job's files go to the work
+      directory (fio's current directory) instead;
+    - a ``filename=`` name or a ``filename_format=`` outside it keeps only its last component, in the
+      work directory; device names (/dev/...) are left for the device guard;
+    - ``group_reporting`` is dropped: benchlab aggregates the workers itself (the same arithmetic)
+      and keeps each worker's figures as the record's detail.
+    The work directory is removed after the run, with everything fio created in it."""
+    out, notes = [], []
+    for section, values, lines in sections:
+        values, lines = dict(values), dict(lines)
+
+        def where(key):
+            return '%s line %s ([%s]): %s' % (origin, lines.get(key) or '?', section, key)
+
+        if 'group_reporting' in values:
+            del values['group_reporting']
+            lines.pop('group_reporting', None)
+        if values.get('directory'):
+            names = split_names(values['directory'])
+            kept = [d for d in names if not _escapes(d, workdir)]
+            if kept != names:
+                notes.append('%s=%s is outside the work directory: the job ran in the work directory under the '
+                             'module\'s path instead, and nothing was written there' % (where('directory'), values['directory']))
+                if kept:
+                    values['directory'] = _join_names(kept)
+                else:
+                    del values['directory']
+                    lines.pop('directory', None)
+        for key in ('filename', 'filename_format'):
+            if not values.get(key):
+                continue
+            names = split_names(values[key]) if key == 'filename' else [values[key]]
+            moved = [n if (_device_name(n) or not _escapes(n, workdir)) else
+                     (os.path.basename(os.path.normpath(n)) or 'benchlab.data') for n in names]
+            if moved != names:
+                notes.append('%s=%s is outside the work directory: fio wrote %s in the work directory instead'
+                             % (where(key), values[key], _join_names(moved)))
+                values[key] = _join_names(moved) if key == 'filename' else moved[0]
+        out.append((section, values, lines))
+    return out, notes
+
+
+def job_file_text(sections):
+    """Sections back to a fio job file (comments are gone; values as fio read them)."""
+    lines = []
+    for section, values, _lines in sections:
+        lines.append('[%s]' % section)
+        for key, value in values.items():
+            lines.append(key if value is None else '%s=%s' % (key, value))
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def effective_job_options(sections):
+    """{job name (its section, or its name=): its options with the [global] ones above it}, as fio applies them."""
+    inherited, out = {}, {}
+    for section, values, _lines in sections:
+        if section.startswith('global'):
+            inherited.update(values)
+            continue
+        eff = dict(inherited, **values)
+        out[eff.get('name') or section] = eff
+    return out
+
+
+_PARSE_PROBLEM = (re.compile(r'failed parsing (\w+)='), re.compile(r'Bad option <(\w+)'),
+                  re.compile(r'failed to parse option (\w+)'))
+
+
+def parse_only_problem(output, sections, origin):
+    """fio --parse-only's complaint as a message naming the file, line and option, or None.
+
+    fio names the option (``fio: failed parsing rw=raed``, ``Bad option <blocksizee=4k>``) but not the
+    line; the parsed sections give it."""
+    text = (output or '').strip()
+    if not text:
+        return None
+    for pattern in _PARSE_PROBLEM:
+        m = pattern.search(text)
+        if not m:
+            continue
+        key = m.group(1)
+        for section, values, lines in sections:
+            if key in values:
+                return '%s line %s ([%s]): %s%s: fio refuses it: %s' % (
+                    origin, lines.get(key) or '?', section, key, '' if values[key] is None else '=' + values[key],
+                    ' '.join(text.split())[:400])
+    return '%s: fio refuses the job file: %s' % (origin, ' '.join(text.split())[:400])
