@@ -82,7 +82,11 @@ def analyze(records, plan=None, environment=None):
         cells = []
         for n in names:
             c = b['cells'][n]
+            n_records = len(c['records'])
             c['records'] = measurements(c['records'])
+            kinds = [r['workers'] for r in c['records'] if isinstance(r.get('workers'), dict)]
+            workers = ({'count': max(w.get('count') or 1 for w in kinds), 'kind': kinds[0].get('kind')}
+                       if kinds else None)
             c['labels'] = dict((k, v) for k, v in (c.pop('last_labels') or {}).items() if k not in ('cell', 'benchmark'))
             by_metric, firsts = {}, {}
             for r in c['records']:
@@ -104,7 +108,7 @@ def analyze(records, plan=None, environment=None):
                 gate = gate_status(c['records'], g['max_cv'], g['max_repetitions'])
             cells.append(dict(cell=n, hosts=c['hosts'], labels=c['labels'], n=len(c['records']), warmups=c['warmups'],
                               metrics=metrics, warnings=c['warnings'], baseline=(n == baseline), gate=gate,
-                              records=c['records']))
+                              records=c['records'], n_records=n_records, workers=workers))
         base = next(c for c in cells if c['baseline'])
         for c in cells:
             for m, s in c['metrics'].items():

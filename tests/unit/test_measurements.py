@@ -147,3 +147,24 @@ def test_callback_stamps_the_repetition_of_the_announced_run():
     assert _repetition(run, {'cell': 'other', 'benchmark': 'b'}) is None     # not this run's record
     assert _repetition(None, {'cell': 'a', 'benchmark': 'b'}) is None
     assert _repetition(dict(run, repetition=True), {'cell': 'a', 'benchmark': 'b'}) is None
+
+
+def test_results_document_and_report_say_workers_and_n(pairs, read_fixture):
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
+    import json
+    text = read_fixture('fio/fio-3.33-tiobench-threads.json+normal')
+    recs = list(pairs)
+    for rep in (1, 2):
+        recs.extend(dict(r, repetition=rep, host='h1') for r in fio_records(text, labels={'cell': 'lan', 'benchmark': 'tio'}))
+    analysis = analyze(recs)
+    doc = dict(run_id='r1', started='2026-12-03T10:00:00Z', finished='2026-12-03T10:01:00Z', status='complete',
+               records=recs, environment={}, plan=None, analysis=analysis, invalid=[], failed=[])
+    assert results_problems(json.loads(results_json(doc))) == []
+    cells = {b['name']: b['cells'][0] for b in analysis['benchmarks']}
+    assert cells['net']['workers'] == {'count': 2, 'kind': 'concurrent pairs'} and cells['net']['n_records'] == 6
+    assert cells['tio seq-write']['workers'] == {'count': 4, 'kind': 'fio numjobs'}
+    report = render_markdown(analysis, {'run_id': 'r1'})
+    assert 'lan: n=3, no variance gate; each run: 2 workers at once (concurrent pairs), one measurement' in report
+    assert 'lan: n=2, no variance gate; each run: 4 workers at once (fio numjobs)' in report
+    assert '- **records**: %d' % len(recs) in report
