@@ -168,3 +168,45 @@ def test_results_document_and_report_say_workers_and_n(pairs, read_fixture):
     assert 'lan: n=3, no variance gate; each run: 2 workers at once (concurrent pairs), one measurement' in report
     assert 'lan: n=2, no variance gate; each run: 4 workers at once (fio numjobs)' in report
     assert '- **records**: %d' % len(recs) in report
+
+
+@pytest.mark.parametrize('name, count', [
+    ('iperf3-3.12-tcp-P2.json', 2), ('iperf-2.1.8-tcp-P2.txt', 2), ('iperf-2.1.8-tcp-P2-csv.csv', 2)])
+def test_iperf_parallel_streams_are_one_record_with_stream_detail(read_fixture, name, count):
+    (rec,) = iperf_records(read_fixture('iperf/' + name))
+    assert validate_record(rec) == []
+    w = rec['workers']
+    assert w['count'] == count and w['kind'] == 'iperf parallel streams'
+    assert len(w['detail']) == count
+    streams = sum(d['metrics']['throughput'] for d in w['detail'])
+    # the record's figure is the tool's own sum over the streams (iperf3 end.sum_received, iperf2 [SUM])
+    assert rec['metrics']['throughput']['value'] == pytest.approx(streams, rel=0.02)
+
+
+def test_iperf3_udp_streams_detail_their_sending_rate(read_fixture):
+    import json
+    text = read_fixture('iperf/iperf3-3.12-udp-b5G-P2.json')
+    (rec,) = iperf_records(text)
+    detail = rec['workers']['detail']
+    assert [sorted(d['metrics']) for d in detail] == [['jitter', 'lost_pct', 'sent_throughput']] * 2
+    sent = json.loads(text)['end']['sum_sent']['bits_per_second'] / 1e6
+    assert sum(d['metrics']['sent_throughput'] for d in detail) == pytest.approx(sent)
+    assert rec['metrics']['throughput']['value'] < sent       # the record's figure is what arrived
+
+
+def test_single_stream_has_no_workers(read_fixture):
+    (rec,) = iperf_records(read_fixture('iperf/iperf3-3.12-tcp.json'))
+    assert 'workers' not in rec
+
+
+def test_dbench_clients_and_sysbench_threads_say_their_aggregate(read_fixture):
+    from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
+    from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
+    rec = dbench_record(read_fixture('dbench/dbench-4.0-4clients.txt'))
+    assert validate_record(rec) == []
+    assert rec['workers'] == {'count': 4, 'kind': 'dbench clients',
+                              'aggregate': "dbench's Throughput line: all clients together; max_latency the worst client's"}
+    assert 'workers' not in dbench_record(read_fixture('dbench/dbench-4.0-1client.txt'))
+    rec = sysbench_record(read_fixture('sysbench/sysbench-1.0.20-rndwr-2threads-4k-fsync10.txt'))
+    assert validate_record(rec) == [] and rec['workers']['count'] == 2 and rec['workers']['kind'] == 'sysbench threads'
+    assert 'workers' not in sysbench_record(read_fixture('sysbench/sysbench-1.0.20-rndrw.txt'))
