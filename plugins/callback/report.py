@@ -104,6 +104,7 @@ import time
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
@@ -210,7 +211,8 @@ class CallbackModule(CallbackBase):
             if errors:
                 self.invalid.append(dict(host=host, task=result._task.get_name(), errors=errors, record=rec))
                 self.rundir.append_jsonl('invalid.jsonl', self.invalid[-1])
-                self._display.warning('benchlab.bench.report: invalid record from %s: %s' % (host, '; '.join(errors)))
+                self._display.warning('benchlab.bench.report: invalid record from %s: %s' % (
+                    printable(host), printable('; '.join(errors))))
                 continue
             self.records.append(stored)
             self.rundir.append_jsonl('results.jsonl', stored)

@@ -9,9 +9,10 @@ name: run_keys
 short_description: The stable key of every (benchmark, cell) pair of a plan
 version_added: 0.1.0
 description:
-  - For a plan from M(benchlab.bench.matrix_plan), returns C({benchmark: {cell: key}}) with the same
-    stable key the report callback stamps on every record (C(cell_key)) and a resume compares: a hash
-    of the cell (host, path, labels) and of the benchmark (tool, parameters, methodology).
+  - For a plan from M(benchlab.bench.matrix_plan), returns a mapping benchmark name -> cell name ->
+    key, with the same stable key the report callback stamps on every record (C(cell_key)) and a
+    resume compares - a hash of the cell (host, path, labels) and of the benchmark (tool,
+    parameters, methodology).
   - The C(benchlab.bench.bench_run) role passes it to the benchmark modules as C(run_key), so each
     work directory's ownership marker names the pair it belongs to, and
     M(benchlab.bench.work_cleanup) removes only that pair's work.
@@ -32,7 +33,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: C({benchmark name: {cell name: key}}) for every pair the plan runs.
+  description: The key of every pair the plan runs, by benchmark name, then cell name.
   type: dict
 '''
 

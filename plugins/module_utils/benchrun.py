@@ -90,6 +90,9 @@ class BenchRun(object):
         return self
 
     def __exit__(self, exc_type, exc, _tb):
+        # a second stop signal must not cut the cleanup short
+        for sig in self._handlers:
+            signal.signal(sig, signal.SIG_IGN)
         self.stop_tool()
         for path, keep in self.owned:
             if not keep:

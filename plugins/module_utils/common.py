@@ -17,7 +17,7 @@ COMMON_ARGS = dict(
     labels=dict(type='dict', default={}),
     guards=dict(type='dict', default={}),
     run_id=dict(type='str'),
-    run_key=dict(type='str'),
+    run_key=dict(type='str', no_log=False),
 )
 
 

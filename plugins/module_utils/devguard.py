@@ -53,11 +53,11 @@ MAGICS = (
     ('xfs', 0, b'XFSB'),
     ('crypto_LUKS', 0, b'LUKS\xba\xbe'),
     ('gpt', 512, b'EFI PART'),
+    ('gpt', 4096, b'EFI PART'),             # disks with 4096-byte sectors
     ('ext2/3/4', 1080, b'\x53\xef'),
-    ('swap', 4086, b'SWAPSPACE2'),
-    ('swap', 4086, b'SWAP-SPACE'),
     ('btrfs', 65600, b'_BHRfS_M'),
-)
+) + tuple(('swap', page - 10, magic) for page in (4096, 8192, 16384, 65536)   # at the end of the first page
+          for magic in (b'SWAPSPACE2', b'SWAP-SPACE'))
 
 
 class DeviceGuardError(Exception):

@@ -73,9 +73,9 @@ def normalize(spec):
         raise OpenVZError('tool must be one of %s, got %r' % (', '.join(TOOLS), tool))
     s['tool'] = tool
     ctid = str(s.get('ctid') or '')
-    if tool == 'vzctl' and not (_CTID_RE.match(ctid) and 100 < int(ctid) <= 2147483644):
+    if tool == 'vzctl' and not (_CTID_RE.fullmatch(ctid) and 100 < int(ctid) <= 2147483644):
         raise OpenVZError('ctid for vzctl must be a number above 100 (IDs up to 100 are reserved), got %r' % ctid)
-    if tool == 'prlctl' and not _NAME_RE.match(ctid):
+    if tool == 'prlctl' and not _NAME_RE.fullmatch(ctid):
         raise OpenVZError('ctid for prlctl must be a container name ([A-Za-z0-9_.-]), got %r' % ctid)
     s['ctid'] = ctid
     layout = s.get('layout') or 'ploop'
@@ -92,7 +92,7 @@ def normalize(spec):
         raise OpenVZError('network veth needs bridge (the host bridge the veth joins)')
     s['ip_address'] = [str(a) for a in (s.get('ip_address') or [])]
     for addr in s['ip_address']:
-        if not re.match(r'^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$', addr):
+        if not re.fullmatch(r'[0-9A-Fa-f.:]+(/[0-9]{1,3})?', addr):
             raise OpenVZError('ip_address: not an address: %r' % addr)
     if network == 'venet' and any('/' in a for a in s['ip_address']):
         raise OpenVZError('ip_address: venet addresses are host routes, give them without a prefix')
@@ -200,7 +200,7 @@ def conf_limit_bytes(key, value):
     limit = value.split(':')[-1].strip()
     if limit in ('unlimited', '9223372036854775807', '2147483647'):
         return None
-    if re.match(r'^[0-9]+$', limit):
+    if re.fullmatch(r'[0-9]+', limit):
         return int(limit) * (1024 if key == 'DISKSPACE' else PAGE)
     try:
         return parse_size(limit)

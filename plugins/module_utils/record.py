@@ -11,6 +11,7 @@ there only, never on a target).
 import datetime
 import json
 import os
+import re
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'record-v1.json')
@@ -67,14 +68,53 @@ def load_schema(path=SCHEMA_FILE):
 
 
 _VALIDATOR = []
+_STRICT = {}
+
+
+def ecma_pattern(pattern):
+    """A JSON Schema `pattern` (an ECMA-262 regex) for Python's re: every `$` anchor (not escaped,
+    not in a [class]) becomes \\Z. ECMA's `$` is the end of the text; Python's also matches before a
+    final newline, so '^[a-z]+$' would let 'name\\n' through."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == '\\':
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != ']'
+        elif c == '[':
+            in_class = True
+            if pattern[i + 1:i + 2] == ']':     # '[]...]': a leading ] is literal
+                out.append('[]')
+                i += 2
+                continue
+        elif c == '$':
+            c = '\\Z'
+        out.append(c)
+        i += 1
+    return ''.join(out)
+
+
+def schema_validator(schema, **kwargs):
+    """A jsonschema validator for `schema` whose `pattern` keyword matches as JSON Schema says
+    (ECMA-262: `$` is the end of the text), so a name with a trailing newline is refused. Every
+    schema of the collection is checked through this. Controller-side only (needs jsonschema)."""
+    import jsonschema  # controller-side only; imported lazily so targets never need it
+    base = jsonschema.validators.validator_for(schema)
+    cls = _STRICT.get(base)
+    if cls is None:
+        def pattern(validator, patrn, instance, _schema):
+            if validator.is_type(instance, 'string') and not re.search(ecma_pattern(patrn), instance):
+                yield jsonschema.ValidationError('%r does not match %r' % (instance, patrn))
+        cls = _STRICT[base] = jsonschema.validators.extend(base, {'pattern': pattern})
+    return cls(schema, **kwargs)
 
 
 def _validator():
     if not _VALIDATOR:
-        import jsonschema  # controller-side only; imported lazily so targets never need it
-        schema = load_schema()
-        cls = jsonschema.validators.validator_for(schema)
-        _VALIDATOR.append(cls(schema))
+        _VALIDATOR.append(schema_validator(load_schema()))
     return _VALIDATOR[0]
 
 

@@ -2,9 +2,8 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure parsers for the environment a benchmark ran in: /proc/cpuinfo, /proc/meminfo,
-/etc/os-release and /proc/self/mountinfo, plus the virtualization verdict."""
-
-from __future__ import annotations
+/etc/os-release and /proc/self/mountinfo, plus the virtualization verdict. (Whether a block
+device is in use - mounted, held, swap - is devguard.py's business.)"""
 
 import os
 
@@ -123,14 +122,6 @@ def mount_for(path, mounts):
             if best is None or len(mp) >= len(best['mountpoint']):
                 best = m
     return best
-
-
-def is_mounted_device(dev_major_minor, dev_path, mounts):
-    """True when a block device (by 'major:minor' or path) carries a mounted filesystem."""
-    for m in mounts:
-        if m['major_minor'] == dev_major_minor or m['source'] == dev_path:
-            return True
-    return False
 
 
 def detect_virtualization(detect_virt_output=None, cpuinfo_text='', pid1_environ='', proc_vz=False,

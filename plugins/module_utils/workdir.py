@@ -43,6 +43,16 @@ def proc_start_time(pid, proc='/proc'):
         return None
 
 
+def _live_start(pid, proc='/proc'):
+    """The start time of `pid` while it runs; None when it is gone or a zombie (nothing to stop)."""
+    try:
+        with open(os.path.join(proc, str(int(pid)), 'stat')) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return None if fields[0] in ('Z', 'X') else int(fields[19])
+    except (OSError, IOError, ValueError, IndexError, TypeError):
+        return None
+
+
 def _proc_stat(pid, proc='/proc'):
     """(ppid, pgid, start) of `pid`, or None when it is gone."""
     try:
@@ -180,7 +190,7 @@ def recorded_processes(pgid, pid_start, workdir=None, proc='/proc'):
 def _signal_all(procs, sig, proc='/proc'):
     sent = []
     for pid, start in procs:
-        if proc_start_time(pid, proc) != start:
+        if _live_start(pid, proc) != start:
             continue  # gone, or the pid now names another process
         try:
             os.kill(pid, sig)
@@ -199,16 +209,16 @@ def stop_recorded(pgid, pid_start, workdir=None, grace=3.0, proc='/proc'):
     done = dict((pid, 'SIGTERM') for pid in _signal_all(procs, signal.SIGTERM, proc))
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        if not any(proc_start_time(pid, proc) == start for pid, start in procs):
+        if not any(_live_start(pid, proc) == start for pid, start in procs):
             break
         time.sleep(0.1)
-    left = [(pid, start) for pid, start in procs if proc_start_time(pid, proc) == start]
+    left = [(pid, start) for pid, start in procs if _live_start(pid, proc) == start]
     # processes the group started meanwhile are ours too
     left += [p for p in recorded_processes(pgid, pid_start, workdir, proc) if p not in left]
     for pid in _signal_all(left, signal.SIGKILL, proc):
         done[pid] = 'SIGKILL'
-    for _ in range(50):
-        if not any(proc_start_time(pid, proc) == start for pid, start in left):
+    for _attempt in range(50):
+        if not any(_live_start(pid, proc) == start for pid, start in left):
             break
         time.sleep(0.1)
     return [{'pid': pid, 'signal': sig} for pid, sig in sorted(done.items())]

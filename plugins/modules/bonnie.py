@@ -143,6 +143,12 @@ user_created:
   description: Whether the benchmark user was created (or would be, in check mode).
   returned: always
   type: bool
+bench_dry_run:
+  description:
+    - What the run would do, in check mode - C(tool), C(argv), C(writes), C(creates), C(removes),
+      C(refused) (see the C(check_mode) attribute); C(argvs) lists every command when it runs several.
+  returned: check mode
+  type: dict
 '''
 
 import os
@@ -323,7 +329,7 @@ def main():
     if p['runs'] < 1:
         module.fail_json(msg='runs must be 1 or more, got %s' % p['runs'])
     files = str(p['files']).strip()
-    if not FILES_RE.match(files):
+    if not FILES_RE.fullmatch(files):
         module.fail_json(msg="files: %r is not a file count or bonnie++'s number:max:min:dirs form "
                              "(e.g. 16 or 64:4096:1024:16)" % p['files'])
     size_mib, ram_mib, r_mib, warnings = sizes(module, p, path, files)

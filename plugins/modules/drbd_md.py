@@ -3,8 +3,6 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import annotations
-
 DOCUMENTATION = r'''
 ---
 module: drbd_md
@@ -85,7 +83,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.common import read_
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
     DrbdParseError, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import is_mounted_device, parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import mounts_on
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
 
 
 def probe(module, dev):
@@ -94,7 +93,7 @@ def probe(module, dev):
         module.fail_json(msg='backing device %s does not exist on this host' % dev)
     st = os.stat(dev)
     majmin = '%d:%d' % (os.major(st.st_rdev), os.minor(st.st_rdev)) if stat.S_ISBLK(st.st_mode) else None
-    if is_mounted_device(majmin, dev, parse_mountinfo(read_text('/proc/self/mountinfo'))):
+    if majmin and mounts_on([majmin], parse_mountinfo(read_text('/proc/self/mountinfo'))):
         module.fail_json(msg='refusing to touch %s: it is mounted' % dev)
     blkid_bin = module.get_bin_path('blkid', required=True)
     wipefs_bin = module.get_bin_path('wipefs', required=True)

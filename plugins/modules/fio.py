@@ -84,7 +84,7 @@ options:
   options:
     description:
       - Further fio job options as a mapping (C(--key=value) each), passed to fio as separate
-        arguments (no shell on the benchlab side). They are checked like a job file: options that make
+        arguments (no shell on the benchlab side). They are checked like a job file - options that make
         fio itself run a shell command (C(exec_prerun), C(exec_postrun)), C(allow_mounted_write), and
         paths outside the work directory are refused unless O(allow_unsafe_options=true); a block
         device needs O(destructive=true).
@@ -183,7 +183,9 @@ cmd:
   type: list
   elements: str
 bench_dry_run:
-  description: What the run would do (check mode); see the C(check_mode) attribute.
+  description:
+    - What the run would do, in check mode - C(tool), C(argv), C(writes), C(creates), C(removes),
+      C(refused) (see the C(check_mode) attribute); C(argvs) lists every command when it runs several.
   returned: check mode
   type: dict
 '''

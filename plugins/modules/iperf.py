@@ -205,6 +205,12 @@ server_output:
   description: The last lines the server printed.
   returned: role server, state stopped; client with spawn_server
   type: str
+bench_dry_run:
+  description:
+    - What the run would do, in check mode - C(tool), C(argv), C(writes), C(creates), C(removes),
+      C(refused) (see the C(check_mode) attribute); C(argvs) lists every command when it runs several.
+  returned: check mode
+  type: dict
 '''
 
 import os

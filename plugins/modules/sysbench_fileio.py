@@ -153,6 +153,12 @@ cmds:
   returned: always
   type: list
   elements: list
+bench_dry_run:
+  description:
+    - What the run would do, in check mode - C(tool), C(argv), C(writes), C(creates), C(removes),
+      C(refused) (see the C(check_mode) attribute); C(argvs) lists every command when it runs several.
+  returned: check mode
+  type: dict
 '''
 
 import os

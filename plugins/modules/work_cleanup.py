@@ -100,7 +100,7 @@ def main():
         argument_spec=dict(
             path=dict(type='list', elements='path', required=True),
             run_id=dict(type='str', required=True),
-            run_key=dict(type='str', required=True),
+            run_key=dict(type='str', required=True, no_log=False),
             grace=dict(type='float', default=3.0),
         ),
         supports_check_mode=True,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 
+from ansible_collections.benchlab.bench.plugins.module_utils.record import schema_validator
+
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'matrix-v1.json')
 DEFAULT_REPETITIONS = 3
 # Methodology defaults (DESIGN.md section 5); a matrix overrides them globally or per benchmark.
@@ -35,10 +37,9 @@ def _where(path):
 
 
 def schema_problems(matrix):
-    import jsonschema
     with open(SCHEMA_FILE) as f:
         schema = json.load(f)
-    validator = jsonschema.validators.validator_for(schema)(schema)
+    validator = schema_validator(schema)
     problems = []
     for err in sorted(validator.iter_errors(matrix), key=lambda e: list(e.absolute_path)):
         # For if/then failures report the innermost cause, which names the actual field.

@@ -17,11 +17,15 @@ two repetitions on a side), what is missing from the candidate and what is new i
 
 from __future__ import annotations
 
+import hashlib
+
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, compare
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, cell_of
 
 SIDES = ('baseline', 'candidate')
+# The longest run id rundir.RUN_ID_RE accepts (a comparison's report goes to a run directory too).
+MAX_RUN_ID = 128
 
 
 class CompareError(ValueError):
@@ -176,7 +180,16 @@ def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha
 
 
 def comparison_id(baseline_id, candidate_id):
-    return 'compare-%s-vs-%s' % (candidate_id, baseline_id)
+    """The run id of a comparison: 'compare-<candidate>-vs-<baseline>', and when that is longer than
+    a run id may be (rundir.RUN_ID_RE: 128 characters; two long ids, or comparisons of comparisons)
+    both ids shortened and a digest of the full pair appended, so every pair keeps its own id."""
+    full = 'compare-%s-vs-%s' % (candidate_id, baseline_id)
+    if len(full) <= MAX_RUN_ID:
+        return full
+    digest = hashlib.sha256(full.encode('utf-8')).hexdigest()[:12]
+    keep = (MAX_RUN_ID - len('compare--vs--') - len(digest)) // 2
+    return 'compare-%s-vs-%s-%s' % (str(candidate_id)[:keep].rstrip('.-_'), str(baseline_id)[:keep].rstrip('.-_'),
+                                    digest)
 
 
 def _matrix_title(baseline_doc, candidate_doc):

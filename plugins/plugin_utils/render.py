@@ -55,6 +55,33 @@ ENV_SKIP = ('labels',)
 MAX_WARNINGS = 10
 
 
+# -- text from outside (labels, host names, tool output) ------------------------------------------
+
+# Control characters (C0, DEL, C1) and the Unicode bidirectional controls ("Trojan Source": they
+# reorder what a reader sees) are shown as visible escapes, never passed on to a terminal or a page.
+_BIDI = (0x061c, 0x200e, 0x200f) + tuple(range(0x202a, 0x202f)) + tuple(range(0x2066, 0x206a))
+_VISIBLE = dict((c, '\\x%02x' % c) for c in tuple(range(0x20)) + (0x7f,) + tuple(range(0x80, 0xa0)))
+_VISIBLE.update((c, '\\u%04x' % c) for c in _BIDI)
+_VISIBLE.update({0x09: '\\t', 0x0a: '\\n', 0x0d: '\\r'})
+_TABLES = {}
+
+
+def printable(text, newline='\\n'):
+    """`text` (any value, None is '') with every control character shown as a visible escape (ESC is
+    the four characters \\x1b), so no label, host name or tool output can move the cursor, recolour,
+    retitle or rewrite a terminal, or reorder text. A newline becomes `newline` (None keeps it).
+    Backslashes are left alone: the escapes read as text, they are not meant to be decoded."""
+    text = '' if text is None else str(text)
+    table = _TABLES.get(newline)
+    if table is None:
+        table = _TABLES[newline] = dict(_VISIBLE)
+        if newline is None:
+            del table[0x0a]
+        else:
+            table[0x0a] = newline
+    return text.translate(table)
+
+
 # -- numbers ------------------------------------------------------------------------------------
 
 def fmt_num(value):
@@ -326,8 +353,37 @@ def report_contents(analysis, meta, environment=None, plan=None):
 
 # -- Markdown -----------------------------------------------------------------------------------
 
+_MD_SPECIAL = '\\`|[]!*~'
+
+
 def _md(text):
-    return str(text).replace('\\', '\\\\').replace('|', '\\|').replace('\n', ' ').replace('<', '&lt;')
+    """Text for report.md, inert: control characters made visible (newlines become spaces);
+    backslash, backtick (code spans), `|` (table cells), `[`, `]` and `!` (links, images, reference
+    links), `*` and `~` (emphasis, strike-through) backslash-escaped, `_` too unless it sits inside
+    a word (where it cannot emphasise: metric names such as read_iops stay as they are); `<` and `>`
+    as entities (no HTML, no <autolink>); a leading or trailing blank as &#32; (so the text cannot
+    unbalance the report's own **bold**). Parentheses need no escape once no `]` can close a link
+    text. A URL stays visible text: GitHub may make a bare http:// URL clickable, never under another
+    name."""
+    text = printable(text, newline=' ')
+    out = []
+    last = len(text) - 1
+    for i, c in enumerate(text):
+        if c in _MD_SPECIAL:
+            out.append('\\' + c)
+        elif c == '_' and not (0 < i < last and text[i - 1].isalnum() and text[i + 1].isalnum()):
+            out.append('\\_')
+        elif c == '<':
+            out.append('&lt;')
+        elif c == '>':
+            out.append('&gt;')
+        elif c == '&':
+            out.append('&amp;')
+        elif c == ' ' and (i == 0 or i == last):
+            out.append('&#32;')
+        else:
+            out.append(c)
+    return ''.join(out)
 
 
 def _arrow(better):
@@ -347,7 +403,7 @@ def render_markdown(analysis, meta, environment=None, plan=None):
         lines += ['## Environment', '']
         differ = [r['key'] for r in env['rows'] if r['differs']]
         if differ:
-            lines += ['Differs between the cells (**bold**): %s' % ', '.join('`%s`' % d for d in differ), '']
+            lines += ['Differs between the cells (**bold**): %s' % ', '.join(_md(d) for d in differ), '']
         lines.append('| key | ' + ' | '.join(_md(c) for c in env['columns']) + ' |')
         lines.append('|---|' + '---|' * len(env['columns']))
         for r in env['rows']:
@@ -360,8 +416,8 @@ def render_markdown(analysis, meta, environment=None, plan=None):
         b, t = part['bench'], part['table']
         versions = ', '.join(b['tool_versions'])
         lines += ['## %s' % _md(b['name']), '']
-        version = (' (version %s)' % versions) if versions else ''
-        lines += ['%s %s%s — baseline: **%s**' % (_md(b['tool']), _md(b['test']), _md(version), _md(b['baseline'])), '']
+        version = (' (version %s)' % _md(versions)) if versions else ''
+        lines += ['%s %s%s — baseline: **%s**' % (_md(b['tool']), _md(b['test']), version, _md(b['baseline'])), '']
         heads = [_md(c) + (' (baseline)' if i == 0 else '') for i, c in enumerate(t['columns'])]
         lines.append('| metric | ' + ' | '.join(heads) + ' |')
         lines.append('|---|' + '---:|' * len(t['columns']))
@@ -371,7 +427,8 @@ def render_markdown(analysis, meta, environment=None, plan=None):
                 if e is None:
                     cells.append('—')
                 else:
-                    cells.append(_md(e['stat']) + ((' ' + _md(e['vs'])) if e['vs'] else ''))
+                    # our own numbers and marks (fmt_stat/fmt_vs): no outside text, so no escaping
+                    cells.append(e['stat'] + ((' ' + e['vs']) if e['vs'] else ''))
             lines.append('| %s (%s)%s | ' % (_md(r['metric']), _md(r['unit']), _arrow(r['better'])) + ' | '.join(cells) + ' |')
         if part['dd']:
             lines += ['', 'dd, as in the field reports (duration includes the final sync):', '',
@@ -423,6 +480,8 @@ def render_markdown(analysis, meta, environment=None, plan=None):
 # -- terminal -----------------------------------------------------------------------------------
 
 def _fit(text, width):
+    """One terminal field: control characters made visible (printable), cut to `width` columns."""
+    text = printable(text)
     return text if len(text) <= width else text[:max(0, width - 1)] + '…'
 
 
@@ -443,7 +502,8 @@ def render_terminal(analysis, width=100, meta=None, plan=None):
             else:
                 stat = '+++++' if s.get('too_fast') else 'n/a'
             vs = 'baseline' if c['baseline'] else fmt_vs(s)
-            rows.append((b['name'], c['cell'], str(s['n']), '%s (%s)' % (m, s['unit']), stat, vs))
+            rows.append(tuple(printable(v) for v in (b['name'], c['cell'], str(s['n']), '%s (%s)' % (m, s['unit']),
+                                                     stat, vs)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     # Shrink the free-text columns (benchmark, cell, metric) first so the table fits the terminal.
     while sum(widths) + 2 * (len(widths) - 1) > width and max(widths[0], widths[1], widths[3]) > 8:

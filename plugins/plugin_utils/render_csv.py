@@ -5,29 +5,48 @@
 
 Columns: run_id, host, tool, tool_version, test, benchmark, cell, counted (False for warm-up runs),
 started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, then
-one label_<name> column per other label found in the records (sorted)."""
+one label_<name> column per other label found in the records (sorted).
+
+Cells cannot be turned against the spreadsheet that opens the file (CSV/formula injection): a text
+cell whose first character (or first after blanks) is =, +, -, @, a tab or a carriage return gets a
+leading single quote, so '=HYPERLINK(...)' stays text. Only text is neutralised: numbers (ints,
+floats, and text that is just a number such as '-5' or '+1.5e3') stay numbers, since a spreadsheet
+reads those as values, never as formulas. Control characters in text are shown as visible escapes
+(render.printable), so `cat results.csv` cannot drive the terminal either."""
 
 from __future__ import annotations
 
 import csv
 import io
 import math
+import re
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.records import cell_of, counted
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 
 COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',
            'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast')
 _OWN_LABELS = ('benchmark', 'cell')
 
 
+_FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
+_PLAIN_NUMBER = re.compile(r'[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?')
+
+
 def _text(v):
+    """One cell: numbers as numbers, text made inert (see the module docstring)."""
     if v is None:
         return ''
     if isinstance(v, bool):
         return 'true' if v else 'false'
     if isinstance(v, float):
         return repr(v) if math.isfinite(v) else ''
-    return str(v)
+    if isinstance(v, int):
+        return str(v)
+    s = str(v)
+    if (s[:1] in _FORMULA_START or s.lstrip()[:1] in _FORMULA_START) and not _PLAIN_NUMBER.fullmatch(s):
+        return "'" + printable(s)
+    return printable(s)
 
 
 def render_csv(records, run_id=None):
@@ -42,7 +61,7 @@ def render_csv(records, run_id=None):
     label_keys = sorted(k for k in label_keys if k not in _OWN_LABELS)
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(list(COLUMNS) + ['label_%s' % k for k in label_keys])
+    w.writerow(list(COLUMNS) + ['label_%s' % printable(k) for k in label_keys])
     part = io.StringIO()
     pw = csv.writer(part, lineterminator='')
 
@@ -62,10 +81,10 @@ def render_csv(records, run_id=None):
         key = (r.get('host'), r['tool'], r.get('tool_version'), r['test'], labels.get('benchmark'), cell_of(r), counted(r))
         static = heads.get(key)
         if static is None:
-            static = heads[key] = fields([run, _text(key[0]), key[1], _text(key[2]), key[3], _text(key[4]), key[5],
-                                          'true' if key[6] else 'false'])
+            static = heads[key] = fields([run, _text(key[0]), _text(key[1]), _text(key[2]), _text(key[3]), _text(key[4]),
+                                          _text(key[5]), 'true' if key[6] else 'false'])
         # started is an ISO time and duration_s a number (record schema): nothing to quote
-        head = '%s,%s,%s' % (static, r.get('started') or '', _text(r.get('duration_s')))
+        head = '%s,%s,%s' % (static, _text(r.get('started')), _text(r.get('duration_s')))
         tail = ''
         if label_keys:
             lkey = tuple(labels.get(k) for k in label_keys)

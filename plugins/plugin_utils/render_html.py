@@ -13,7 +13,7 @@ from __future__ import annotations
 from html import escape
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
-    ci_half, fmt_delta, fmt_num, report_contents, sig_mark)
+    ci_half, fmt_delta, fmt_num, printable, report_contents, sig_mark)
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --base: #8c959f; --bar: #3b6fb6;
@@ -55,7 +55,10 @@ BAR_H, GAP, LABEL_W, PLOT_W, VALUE_W, TOP = 18, 6, 150, 260, 120, 6
 
 
 def _e(text):
-    return escape('' if text is None else str(text), quote=True)
+    """Text for report.html, inert: control and bidi characters made visible (render.printable),
+    then &, <, >, " and ' as entities. The page has no script and loads nothing, so text can only
+    ever be text."""
+    return escape(printable(text, newline=None), quote=True)
 
 
 def _worse(s):

@@ -18,6 +18,7 @@ import json
 import math
 import os
 
+from ansible_collections.benchlab.bench.plugins.module_utils.record import schema_validator
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
@@ -67,14 +68,13 @@ def results_json(doc):
 
 def results_validator():
     """A jsonschema validator for results.json (resolves the record schema it refers to)."""
-    import jsonschema
     from referencing import Registry, Resource
     with open(RESULTS_SCHEMA_FILE) as f:
         schema = json.load(f)
     with open(RECORD_SCHEMA_FILE) as f:
         record = json.load(f)
     registry = Registry().with_resource(record['$id'], Resource.from_contents(record))
-    return jsonschema.validators.validator_for(schema)(schema, registry=registry)
+    return schema_validator(schema, registry=registry)
 
 
 def results_problems(doc):

@@ -24,7 +24,7 @@ class RunDir(object):
     """One run's directory, created (0700) on first use."""
 
     def __init__(self, base, run_id):
-        if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id) or '..' in run_id:
+        if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id) or '..' in run_id:
             raise ValueError('run_id %r: use letters, digits, ".", "_" and "-" only (one directory name, at most 128 '
                              'characters, no "..")' % (run_id,))
         self.base = base

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import (
-    detect_virtualization, is_mounted_device, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo,
+    detect_virtualization, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo,
     parse_os_release)
 
 
@@ -102,14 +102,6 @@ def test_mount_for(mounts, path, mountpoint, fstype, major_minor):
 
 def test_mount_for_without_mounts():
     assert mount_for('/var/tmp', []) is None
-
-
-def test_is_mounted_device(mounts):
-    assert is_mounted_device('254:0', '/dev/vda', mounts)
-    assert is_mounted_device('9:9', '/dev/vda', mounts)  # by path
-    assert is_mounted_device('254:0', '/dev/other', mounts)  # by number
-    assert not is_mounted_device('8:16', '/dev/sdb', mounts)
-    assert not is_mounted_device('254:0', '/dev/vda', [])
 
 
 def test_detect_virtualization_from_fixture(read_fixture):

@@ -20,6 +20,7 @@ import subprocess
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils import devguard
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
     DeviceGuardError, check_device_writable, device_usage, magic_signature, parse_swaps)
 
@@ -232,6 +233,8 @@ def _mbr_entry(ptype, start, count):
     (512, b'LABELONE', 'LVM2_member'),
     (1536, b'LABELONE', 'LVM2_member'),
     (4086, b'SWAP-SPACE', 'swap'),
+    (65526, b'SWAPSPACE2', 'swap'),                  # swap made on a 64 KiB-page machine
+    (4096, b'EFI PART', 'gpt'),                      # 4096-byte-sector disk
     (446, _mbr_entry(0x83, 2048, 4096) + b'\x00' * 48 + b'\x55\xaa', 'dos partition table'),
     (446, b'\x00' * 64 + b'\x55\xaa', ''),           # boot signature, no partition: not a table
     (-4096 + 60, struct.pack('>I', 0x8374026b), 'drbd (8.4 meta-data)'),
@@ -263,3 +266,10 @@ def test_blkid_verdict_on_a_real_image(tmp_path):
     _tool('mkfs.ext4', '-q', '-F', '-L', 'mydata', str(img))
     assert devguard.blkid_signature(str(img)) == "ext4 labelled 'mydata'"
     assert devguard.blkid_signature(str(_image(tmp_path, 'z.img'))) == ''
+
+
+def test_mounts_on_a_real_mountinfo(read_fixture):
+    """The mount check on a real Debian 12 VM's /proc/self/mountinfo (tests/unit/fixtures/sysinfo)."""
+    mounts = parse_mountinfo(read_fixture('sysinfo/debian12-fc-vm.mountinfo'))
+    assert [m['mountpoint'] for m in devguard.mounts_on(['254:0'], mounts)][:1] == ['/']
+    assert devguard.mounts_on(['8:16'], mounts) == [] and devguard.mounts_on(['254:0'], []) == []

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
     FioJobError, check_fio_job, options_to_sections, parse_job_file, split_names)
@@ -242,3 +243,33 @@ def test_fio_reads_the_same_options(name, tmp_path):
     # and everything it wrote is inside tmp_path, as check_fio_job says
     assert check_fio_job(sections, str(tmp_path), allow_unsafe=True)['outside'] == []
     assert all(str(p).startswith(str(tmp_path)) for p in tmp_path.rglob('*'))
+
+
+# ---- the hostile corpus (tests/unit/fixtures/hostile/fio_jobs.yml) --------------------------------
+
+HOSTILE = yaml.safe_load((JOBS.parents[1] / 'hostile' / 'fio_jobs.yml').read_text())['cases']
+WORKDIR = '/work/benchlab-fio-x'
+
+
+def test_the_hostile_fio_corpus_is_unique():
+    ids = [c['id'] for c in HOSTILE]
+    assert len(ids) >= 25 and len(set(ids)) == len(ids)
+
+
+@pytest.mark.parametrize('case', HOSTILE, ids=[c['id'] for c in HOSTILE])
+def test_hostile_fio_job(case):
+    def check():
+        if 'job' in case:
+            sections = parse_job_file(case['job'])
+        else:
+            sections = options_to_sections(case['options'], base={'name': 'bench', 'directory': WORKDIR})
+        return check_fio_job(sections, WORKDIR)
+    if 'refused' in case:
+        with pytest.raises(FioJobError) as e:
+            check()
+        for part in case['refused']:
+            assert part in str(e.value), str(e.value)
+    else:
+        out = check()
+        assert out['devices'] == case['devices']
+        assert [list(o) for o in out['outside']] == case['outside']

@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Owned work directories (module_utils/workdir.py), the run skeleton's dry run
+(module_utils/benchrun.py, through the real modules in check mode) and dd's free-space check.
+Real directories and real processes; the modules run in-process with patch_module_args."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections import namedtuple
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.benchlab.bench.plugins.module_utils import workdir as wd
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import free_space_problem, space_needed
+
+
+def test_marker_is_written_0600_with_the_contract_fields(tmp_path):
+    d = wd.create_workdir(str(tmp_path), 'fio', run_id='r1', run_key='k1')
+    assert os.path.basename(d).startswith('benchlab-fio-')
+    st = os.stat(os.path.join(d, wd.MARKER))
+    assert stat.S_IMODE(st.st_mode) == 0o600 and stat.S_IMODE(os.stat(d).st_mode) == 0o700
+    doc = json.loads(open(os.path.join(d, wd.MARKER)).read())
+    assert doc == dict(doc, benchlab=1, run_id='r1', run_key='k1', tool='fio', pid=os.getpid(), pgid=None,
+                       pid_start=None, keep=False)
+    assert set(doc) == {'benchlab', 'run_id', 'run_key', 'tool', 'created', 'pid', 'pgid', 'pid_start', 'keep'}
+    wd.update_marker(d, pgid=123, pid_start=456)
+    assert wd.read_marker(d)[0]['pgid'] == 123 and os.listdir(d) == [wd.MARKER]
+
+
+def test_a_marker_that_is_a_symlink_or_not_json_does_not_count(tmp_path):
+    d = tmp_path / 'benchlab-x-1'
+    d.mkdir()
+    real = tmp_path / 'elsewhere.json'
+    real.write_text(json.dumps({'benchlab': 1, 'run_id': 'r', 'run_key': 'k', 'keep': False}))
+    (d / wd.MARKER).symlink_to(real)
+    assert wd.read_marker(str(d))[0] is None
+    (d / wd.MARKER).unlink()
+    (d / wd.MARKER).write_text('{not json')
+    assert wd.read_marker(str(d)) == (None, 'marker is not valid JSON')
+    assert wd.read_marker(str(d), uid=os.geteuid() + 1)[1].startswith('marker is owned by uid')
+
+
+@pytest.fixture
+def sleeper():
+    procs = []
+
+    def start(cwd=None, new_session=True):
+        p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], cwd=cwd,
+                             start_new_session=new_session)
+        procs.append(p)
+        return p
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def test_cleanup_removes_only_this_runs_unkept_dirs_and_stops_only_their_groups(tmp_path, sleeper):
+    base = str(tmp_path)
+    mine = wd.create_workdir(base, 'fio', run_id='r1', run_key='k1')
+    other_run = wd.create_workdir(base, 'fio', run_id='r2', run_key='k1')
+    other_key = wd.create_workdir(base, 'fio', run_id='r1', run_key='k2')
+    kept = wd.create_workdir(base, 'dd', run_id='r1', run_key='k1', keep=True)
+    user = tmp_path / 'benchlab-keepme'
+    user.mkdir()
+    (user / 'data.txt').write_text('precious')
+    (tmp_path / 'benchlab-runs').mkdir()
+    tool = sleeper()
+    wd.update_marker(mine, pgid=tool.pid, pid_start=wd.proc_start_time(tool.pid))
+    theirs = sleeper()
+    wd.update_marker(other_run, pgid=theirs.pid, pid_start=wd.proc_start_time(theirs.pid))
+    bystander = sleeper(cwd=str(user))
+
+    planned = wd.cleanup_owned([base], 'r1', 'k1', check=True)
+    assert planned['removed'] == [mine] and os.path.isdir(mine) and tool.poll() is None
+    out = wd.cleanup_owned([base], 'r1', 'k1', grace=2)
+    assert out['removed'] == [mine]
+    assert out['stopped'] == [{'dir': mine, 'pid': tool.pid, 'signal': 'SIGTERM'}]
+    assert tool.wait(timeout=10) == -signal.SIGTERM
+    assert theirs.poll() is None and bystander.poll() is None
+    for d in (other_run, other_key, kept, str(user), str(tmp_path / 'benchlab-runs')):
+        assert os.path.isdir(d), d
+    assert (user / 'data.txt').read_text() == 'precious'
+    reasons = dict((k['path'], k['reason']) for k in out['kept'])
+    assert reasons[kept] == 'marker says keep: true'
+    assert 'another run' in reasons[other_run] and 'another run' in reasons[other_key]
+    assert reasons[str(user)].startswith('no marker')
+
+
+def test_a_reused_pid_is_never_signalled(tmp_path, sleeper):
+    d = wd.create_workdir(str(tmp_path), 'fio', run_id='r', run_key='k')
+    stranger = sleeper()
+    # the marker names this pid with another start time: the recorded process is gone
+    wd.update_marker(d, pgid=stranger.pid, pid_start=wd.proc_start_time(stranger.pid) - 1)
+    assert wd.recorded_processes(stranger.pid, wd.proc_start_time(stranger.pid) - 1) == []
+    out = wd.cleanup_owned([str(tmp_path)], 'r', 'k', grace=0.5)
+    assert out['stopped'] == [] and out['removed'] == [d]
+    assert stranger.poll() is None
+
+
+def test_descendants_in_sessions_of_their_own_are_found(tmp_path, sleeper):
+    """fio puts each job in a session of its own: the leader's descendants count."""
+    d = wd.create_workdir(str(tmp_path), 'fio', run_id='r', run_key='k')
+    code = ('import subprocess, sys, time; subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], '
+            'start_new_session=True); time.sleep(120)')
+    leader = subprocess.Popen([sys.executable, '-c', code], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            procs = wd.recorded_processes(leader.pid, wd.proc_start_time(leader.pid))
+            if len(procs) == 2:
+                break
+            time.sleep(0.1)
+        assert len(procs) == 2
+        child = [pid for pid, _s in procs if pid != leader.pid][0]
+        stopped = wd.stop_recorded(leader.pid, wd.proc_start_time(leader.pid), d, grace=2)
+        assert sorted(s['pid'] for s in stopped) == sorted([leader.pid, child])
+        assert leader.wait(timeout=10) < 0
+        time.sleep(0.2)
+        assert wd.proc_start_time(child) is None or not os.path.exists('/proc/%d/cmdline' % child) \
+            or open('/proc/%d/stat' % child).read().split(') ')[1][0] == 'Z'
+    finally:
+        if leader.poll() is None:
+            leader.kill()
+        leader.wait()
+
+
+StatVfs = namedtuple('StatVfs', 'f_bavail f_frsize')
+Stat = namedtuple('Stat', 'st_dev')
+
+
+def test_dd_free_space_names_path_needed_and_available():
+    fs = {'/srv': (1, StatVfs(1000, 4096)), '/dev/shm': (2, StatVfs(10, 4096))}
+
+    def statvfs(d):
+        return fs[d][1]
+
+    def stat_(d):
+        return Stat(fs[d][0])
+    assert free_space_problem(space_needed('write', 4096000, '/srv', '/dev/shm'), statvfs, stat_) \
+        .startswith('not enough free space in /dev/shm: dd would write 4096000 bytes')
+    assert free_space_problem(space_needed('write', 40960, '/srv', '/dev/shm'), statvfs, stat_) is None
+    # a copy writes two files; the source in the same filesystem adds up
+    msg = free_space_problem(space_needed('copy', 3000 * 1024, '/srv'), statvfs, stat_)
+    assert msg == ('not enough free space in /srv: dd would write 6144000 bytes (5.9 MiB) there and only 4096000 '
+                   'bytes (3.9 MiB) are available: set a smaller size, or free space')
+    assert free_space_problem(space_needed('write', 3000 * 1024, '/srv', '/srv'), statvfs, stat_) is not None
+    assert space_needed('write', 10, None, None) == []      # /dev/zero onto a block device
+
+
+class Exited(Exception):
+    pass
+
+
+def run_module(name, args, capsys):
+    """Run a benchlab module's main() in check mode; its JSON result."""
+    mod = __import__('ansible_collections.benchlab.bench.plugins.modules.%s' % name, fromlist=['main'])
+    with patch_module_args(dict(args, _ansible_check_mode=True)):
+        with pytest.raises(SystemExit):
+            mod.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_dry_run_of_dd_names_argv_writes_and_no_refusal(tmp_path, capsys):
+    res = run_module('dd', {'path': str(tmp_path), 'size': '8M', 'run_id': 'r', 'run_key': 'k'}, capsys)
+    dry = res['bench_dry_run']
+    assert res['changed'] is False and dry['tool'] == 'dd' and dry['refused'] is None
+    assert dry['argv'] == res['cmd'] and 'count=8' in dry['argv'] and dry['argv'][0].endswith('dd')
+    workdir = os.path.join(str(tmp_path), 'benchlab-dd-XXXXXX')
+    assert dry['writes'] == [workdir] and workdir in dry['creates'] and workdir in dry['removes']
+    assert os.listdir(str(tmp_path)) == []
+
+
+def test_dry_run_reports_a_refusal_instead_of_failing(tmp_path, capsys):
+    res = run_module('dd', {'path': str(tmp_path), 'size': '64T'}, capsys)
+    assert res.get('failed') is not True
+    assert res['bench_dry_run']['refused'].startswith('not enough free space in %s' % tmp_path)
+    res = run_module('fio', {'path': str(tmp_path), 'options': {'exec_prerun': 'touch /tmp/x'}}, capsys)
+    assert 'exec_prerun' in res['bench_dry_run']['refused'] and 'allow_unsafe_options' in res['bench_dry_run']['refused']
+    assert res['bench_dry_run']['argv'][0].endswith('fio')
+    assert os.listdir(str(tmp_path)) == []
+
+
+def test_dry_run_of_the_other_modules(tmp_path, capsys):
+    path = str(tmp_path)
+    res = run_module('sysbench_fileio', {'path': path, 'size': '8M', 'files': 2}, capsys)
+    dry = res['bench_dry_run']
+    assert dry['argv'][-1] == 'run' and [a[-1] for a in dry['argvs']] == ['prepare', 'run', 'cleanup']
+    assert dry['writes'] == [os.path.join(path, 'benchlab-sysbench-XXXXXX')] and dry['refused'] is None
+    res = run_module('compress', {'path': path, 'size': '1M', 'compressors': ['bzip2']}, capsys)
+    assert res['bench_dry_run']['tool'] == 'compress' and len(res['bench_dry_run']['argvs']) == 2
+    res = run_module('iperf', {'role': 'client', 'server': '127.0.0.1'}, capsys)
+    assert res['bench_dry_run']['argv'] == res['cmd'] and res['bench_dry_run']['writes'] == []
+    assert os.listdir(path) == []
