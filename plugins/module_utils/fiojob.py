@@ -60,6 +60,8 @@ CODE_ENGINES = ('exec', 'external')
 # Options whose value is where fio writes (or, for opendir, which files it uses).
 TARGET_KEYS = ('filename', 'filename_format', 'directory', 'opendir')
 LOG_KEYS = ('write_iolog', 'write_bw_log', 'write_lat_log', 'write_iops_log', 'write_hist_log', 'merge_blktrace_file')
+# Keys whose value names a place fio writes or reads files
+PATH_KEYS = TARGET_KEYS + LOG_KEYS + ('replay_redirect', 'mem', 'iomem', 'name')
 # Keys a job may not repeat within one section (fio keeps the last; a reader may see the first).
 SINGLE_KEYS = TARGET_KEYS + LOG_KEYS + tuple(UNSAFE) + ('ioengine', 'mem', 'iomem', 'name', 'replay_redirect')
 
@@ -268,11 +270,10 @@ def check_fio_job(sections, workdir, allow_unsafe=False, origin='job file'):
                                       % (_where(origin, section, key, lines), value if value is not None else '',
                                          problem))
                 add(unsafe, (section, key, value))
-            if value is not None and _ENV_RE.search(value) and (low in TARGET_KEYS or low in LOG_KEYS
-                                                               or low in ('replay_redirect', 'mem', 'iomem', 'name')):
+            if value is not None and _ENV_RE.search(value) and low in PATH_KEYS:
                 raise FioJobError('%s=%s: ${...} is replaced from the environment when fio runs, so where it '
-                                  'writes cannot be checked: write the path out' % (_where(origin, section, key, lines),
-                                                                                    value))
+                                  'writes cannot be checked: write the path out'
+                                  % (_where(origin, section, key, lines), value))
 
     for section, eff, src in _jobs(sections):
         jobname = eff.get('name') or section

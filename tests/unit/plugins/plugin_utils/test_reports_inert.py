@@ -94,8 +94,7 @@ def _markdown_parser():
 def _tokens(tokens):
     for t in tokens:
         yield t
-        for c in t.children or ():
-            yield c
+        yield from t.children or ()
 
 
 def test_markdown_is_inert_for_a_commonmark_reader(case):
