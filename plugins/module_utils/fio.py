@@ -107,7 +107,7 @@ def merged_percentile(bins, pct):
     """fio's calc_clat_percentiles over a histogram {bucket value: count}: the first bucket value
     at which the running count reaches pct % of all samples (fio 3.x stat.c). None when empty."""
     items = sorted((float(k), int(v)) for k, v in bins.items() if int(v) > 0)
-    total = sum(v for _, v in items)
+    total = sum(v for _skip, v in items)
     if not total:
         return None
     threshold = pct / 100.0 * total
@@ -143,11 +143,11 @@ def _direction(entries, d, names):
         iops = _num(part, 'iops', where)
     else:
         io = sum(_io_bytes(p, w) for p, w in parts)
-        runtimes = [p.get('runtime') for p, _ in parts]
+        runtimes = [p.get('runtime') for p, _skip in parts]
         if all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in runtimes) and max(runtimes) > 0:
             runtime_s = max(runtimes) / 1000.0
             bw = io / runtime_s
-            if all('total_ios' in p for p, _ in parts):
+            if all('total_ios' in p for p, _skip in parts):
                 iops = sum(_num(p, 'total_ios', w) for p, w in parts) / runtime_s
             else:
                 iops = sum(_num(p, 'iops', w) for p, w in parts)
@@ -158,7 +158,7 @@ def _direction(entries, d, names):
     out[d + '_throughput'] = metric(bw / 1e6, 'MB/s', 'higher')
     lats = [(_lat_parts(p), w) for p, w in parts]
     scale = lats[0][0][2]
-    means = [(lat, w, p) for ((lat, clat, sc), w), (p, _) in zip(lats, parts) if 'mean' in lat]
+    means = [(lat, w, p) for ((lat, clat, sc), w), (p, _skip) in zip(lats, parts) if 'mean' in lat]
     if means:
         if len(means) == 1:
             lat, w, p = means[0]
@@ -244,7 +244,7 @@ def _workers(entries, options, names):
     if len(entries) > 1:
         detail = []
         for job, name in zip(entries, names):
-            m, _ = group_metrics([job], [name])
+            m, _skip = group_metrics([job], [name])
             detail.append({'name': name, 'metrics': dict((k, v['value']) for k, v in sorted(m.items()))})
         return {'count': len(entries), 'kind': 'fio numjobs', 'aggregate': AGGREGATE, 'detail': detail}
     if numjobs > 1:

@@ -131,7 +131,7 @@ def measurements(records):
             pairs = {}
             for r in recs:      # a pair reported twice is a duplicate of itself
                 pairs.setdefault(r['labels']['pair'], []).append(r)
-            merged = [v[0] if len(v) == 1 else combine_duplicates(v) for _, v in sorted(pairs.items(), key=lambda kv: str(kv[0]))]
+            merged = [v[0] if len(v) == 1 else combine_duplicates(v) for _skip, v in sorted(pairs.items(), key=lambda kv: str(kv[0]))]
             combined = combine_pairs(merged)
             dups = sum(1 for v in pairs.values() if len(v) > 1)
             if dups:

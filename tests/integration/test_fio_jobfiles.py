@@ -110,7 +110,7 @@ def test_aggregate_iops_is_fios_group_reporting_within_noise(env, area):
                                 'runtime=1\n\n[rr]\nrw=randread\n\n[rw]\nstonewall\nrw=randwrite\n')
     hand_dir = area / 'outside'
     ours, theirs = {'rr': [], 'rw': []}, {'rr': [], 'rw': []}
-    for _ in range(2):
+    for _skip in range(2):
         rc, status, res = module(env, 'fio', {'path': str(area / 'work'), 'job_file': str(job)})
         assert rc == 0, res
         for rec in res['bench_results']:

@@ -51,12 +51,12 @@ def test_absolute_filenames_keep_their_name_devices_stay_for_the_guard():
 
 
 def test_group_reporting_is_dropped_so_each_worker_is_seen():
-    moved, _ = job_file_in_workdir(_sections('tiobench-style.fio'), WORK)
+    moved, _skip = job_file_in_workdir(_sections('tiobench-style.fio'), WORK)
     assert 'group_reporting' not in moved[0][1] and moved[0][1]['numjobs'] == '4'
     text = job_file_text(moved)
     assert '[seq-read]\nstonewall\nrw=read\n' in text
     # fio reads the copy as the module wrote it: the same sections and options
-    assert [(sec, v) for sec, v, _ in parse_job_file(text)] == [(sec, v) for sec, v, _ in moved]
+    assert [(sec, v) for sec, v, _skip in parse_job_file(text)] == [(sec, v) for sec, v, _skip in moved]
 
 
 def test_effective_options_inherit_global_and_follow_name():

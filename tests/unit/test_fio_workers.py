@@ -32,7 +32,7 @@ def _fio_groups(normal):
     """fio's own per-group aggregate from its normal output: {(group, 'read'|'write'): (MB/s, bytes, max ms)}."""
     out = {}
     for gid, body in GROUP_RE.findall(normal):
-        for d, bw, bwu, io, iou, _, run_max in DIR_RE.findall(body):
+        for d, bw, bwu, io, iou, _skip, run_max in DIR_RE.findall(body):
             out[(int(gid), d.lower())] = (float(bw) * SCALE[bwu] / 1e6, float(io) * SCALE[iou], int(run_max))
     return out
 
@@ -45,7 +45,7 @@ def tiobench(read_fixture):
 
 
 def test_one_record_per_group_not_per_thread(tiobench):
-    text, doc, _ = tiobench
+    text, doc, _skip = tiobench
     assert len(doc['jobs']) == 16                     # 4 groups x numjobs=4, as fio printed them
     records = fio_records(text)
     assert [r['test'] for r in records] == ['seq-write', 'seq-read', 'rand-write', 'rand-read']
@@ -85,7 +85,7 @@ def test_aggregate_is_fios_own_group_figure_of_the_same_run(tiobench):
 
 def test_merged_percentile_is_fios_algorithm(tiobench):
     """merged_percentile over one worker's json+ bins gives every percentile fio printed for it."""
-    _, doc, _ = tiobench
+    _skip, doc, _skip = tiobench
     checked = 0
     for job in doc['jobs']:
         for d in ('read', 'write'):
@@ -99,7 +99,7 @@ def test_merged_percentile_is_fios_algorithm(tiobench):
 
 
 def test_p99_from_the_merged_histogram(tiobench):
-    text, doc, _ = tiobench
+    text, doc, _skip = tiobench
     rec = fio_records(text)[0]
     workers = [j for j in doc['jobs'] if j['groupid'] == 0]
     merged = {}
@@ -107,7 +107,7 @@ def test_p99_from_the_merged_histogram(tiobench):
         for k, v in j['write']['clat_ns']['bins'].items():
             merged[k] = merged.get(k, 0) + v
     ordered = sorted((int(k), v) for k, v in merged.items())
-    total = sum(v for _, v in ordered)
+    total = sum(v for _skip, v in ordered)
     running, p99 = 0, None
     for value, count in ordered:
         running += count
@@ -122,7 +122,7 @@ def test_p99_from_the_merged_histogram(tiobench):
 
 def test_group_reporting_json_is_one_entry_per_group(read_fixture):
     text = read_fixture('fio/fio-3.33-tiobench-group.json')
-    doc, _ = parse_fio(text)
+    doc, _skip = parse_fio(text)
     records = fio_records(text)
     assert [r['test'] for r in records] == ['seq-write', 'seq-read', 'rand-write', 'rand-read']
     for rec, job in zip(records, doc['jobs']):
@@ -142,7 +142,7 @@ def test_mixed_time_based_job(read_fixture):
     assert rec['test'] == 'oltp-mix' and rec['workers']['count'] == 2
     assert rec['params']['rwmixread'] == '70' and rec['params']['runtime'] == '1'
     for d in ('read', 'write'):
-        fio_mb_s, _, _ = _fio_groups(normal)[(0, d)]
+        fio_mb_s, _skip, _skip = _fio_groups(normal)[(0, d)]
         assert rec['metrics'][d + '_throughput']['value'] == pytest.approx(fio_mb_s, rel=0.006)
     reads, writes = rec['metrics']['read_iops']['value'], rec['metrics']['write_iops']['value']
     assert reads / (reads + writes) == pytest.approx(0.70, abs=0.05)
@@ -150,7 +150,7 @@ def test_mixed_time_based_job(read_fixture):
 
 def test_plain_json_p99_is_the_worst_workers_and_says_so(read_fixture):
     text = read_fixture('fio/fio-3.33-mixed-timebased.json')
-    doc, _ = parse_fio(text)
+    doc, _skip = parse_fio(text)
     (rec,) = fio_records(text)
     for d in ('read', 'write'):
         worst = max(j[d]['clat_ns']['percentile']['99.000000'] for j in doc['jobs'])
@@ -161,4 +161,4 @@ def test_plain_json_p99_is_the_worst_workers_and_says_so(read_fixture):
 def test_same_name_in_two_groups_gets_two_tests():
     doc = {'jobs': [{'jobname': 'a', 'groupid': 0}, {'jobname': 'a', 'groupid': 0}, {'jobname': 'a', 'groupid': 1}]}
     groups = job_groups(doc)
-    assert [(name, len(entries)) for name, _, entries in groups] == [('a.g0', 2), ('a.g1', 1)]
+    assert [(name, len(entries)) for name, _skip, entries in groups] == [('a.g0', 2), ('a.g1', 1)]
