@@ -103,6 +103,22 @@ def _io_bytes(part, where):
     return _num(part, 'io_kbytes', where) * 1024.0
 
 
+def _bins(clat):
+    """fio json+'s latency histogram {bucket value: count} as {float: int}, or None (absent or unreadable)."""
+    raw = clat.get('bins') if isinstance(clat, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    out = {}
+    try:
+        for k, v in raw.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                return None
+            out[float(k)] = out.get(float(k), 0) + int(v)
+    except (TypeError, ValueError):
+        return None
+    return out
+
+
 def merged_percentile(bins, pct):
     """fio's calc_clat_percentiles over a histogram {bucket value: count}: the first bucket value
     at which the running count reaches pct % of all samples (fio 3.x stat.c). None when empty."""
@@ -175,13 +191,14 @@ def _direction(entries, d, names):
                 mean = sum(_num(lat, 'mean', w + '.lat') * n for (lat, w, p), n in zip(means, weights)) / total
                 out[d + '_lat_mean'] = metric(mean * scale, 'ms', 'lower')
     clats = [clat for (lat, clat, sc), w in lats]
+    bins = [_bins(c) for c in clats]
     if len(clats) == 1:
         p99 = _percentile(clats[0], 99.0)
-    elif all(isinstance(c.get('bins'), dict) for c in clats):
+    elif all(b is not None for b in bins):
         merged = {}
-        for c in clats:
-            for k, v in c['bins'].items():
-                merged[k] = merged.get(k, 0) + int(v)
+        for b in bins:
+            for k, v in b.items():
+                merged[k] = merged.get(k, 0) + v
         p99 = merged_percentile(merged, 99.0)
     else:
         found = [v for v in (_percentile(c, 99.0) for c in clats) if v is not None]
@@ -224,10 +241,13 @@ def job_groups(doc):
         if not isinstance(job, dict):
             raise FioParseError('fio JSON: jobs[%d] is not an object (%r)' % (i, job))
         name = str(job.get('jobname') or 'fio')
-        key = (job.get('groupid'), name)
+        gid = job.get('groupid')
+        if not isinstance(gid, int) or isinstance(gid, bool):
+            gid = str(gid)
+        key = (gid, name)
         if key not in index:
             index[key] = len(groups)
-            groups.append([name, job.get('groupid'), []])
+            groups.append([name, gid, []])
         groups[index[key]][2].append(job)
     seen = {}
     for g in groups:

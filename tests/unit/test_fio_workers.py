@@ -162,3 +162,17 @@ def test_same_name_in_two_groups_gets_two_tests():
     doc = {'jobs': [{'jobname': 'a', 'groupid': 0}, {'jobname': 'a', 'groupid': 0}, {'jobname': 'a', 'groupid': 1}]}
     groups = job_groups(doc)
     assert [(name, len(entries)) for name, _skip, entries in groups] == [('a.g0', 2), ('a.g1', 1)]
+
+
+def test_unreadable_histograms_and_group_ids_do_not_break_the_parse(read_fixture):
+    """Mutated json+ (hand-made from the real fixture): a bad bin falls back to the worst worker's p99."""
+    text = read_fixture('fio/fio-3.33-tiobench-threads.json+normal')
+    doc, _skip = _split(text)
+    doc['jobs'][1]['write']['clat_ns']['bins'] = {'x': 'y'}
+    for j in doc['jobs'][4:8]:
+        j['groupid'] = [1]
+    recs = fio_records(json.dumps(doc))
+    assert [r['test'] for r in recs] == ['seq-write', 'seq-read', 'rand-write', 'rand-read']
+    worst = max(j['write']['clat_ns']['percentile']['99.000000'] for j in doc['jobs'][:4])
+    assert recs[0]['metrics']['write_lat_p99']['value'] == worst / 1e6
+    assert any("worst worker's p99" in w for w in recs[0]['warnings'])
