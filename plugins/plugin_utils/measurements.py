@@ -41,35 +41,42 @@ def _is_pair(rec):
     return 'pair' in labels and 'pairs' in labels
 
 
-def _combine_metric(values, unit, better):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
+def _sum_or_worst(values, unit, better):
+    """Workers at once: rates and counts add up; latency, jitter, loss: the worst worker's."""
     if unit in ADDITIVE_UNITS:
         return float(sum(values))
     return float(max(values) if better == 'lower' else min(values))
+
+
+def _mean(values, _unit, _better):
+    return sum(values) / len(values)
+
+
+def _combined(recs, reduce):
+    """(metrics, warnings) of several records: each metric's non-null values reduced by `reduce`
+    (a metric no record measured stays null, too_fast), the distinct warnings of all."""
+    names, warnings = [], []
+    for r in recs:
+        names.extend(m for m in r['metrics'] if m not in names)
+        warnings.extend(w for w in r.get('warnings') or [] if w not in warnings)
+    metrics = {}
+    for m in names:
+        have = [r['metrics'][m] for r in recs if m in r['metrics']]
+        unit, better = have[0]['unit'], have[0]['better']
+        values = [h['value'] for h in have if h['value'] is not None]
+        metrics[m] = {'value': reduce(values, unit, better) if values else None, 'unit': unit, 'better': better}
+        if not values:
+            metrics[m]['too_fast'] = True
+    return metrics, warnings
 
 
 def combine_pairs(recs):
     """One measurement of concurrent pairs: the step's aggregate, each pair's figures as detail."""
     recs = sorted(recs, key=lambda r: (r.get('labels') or {}).get('pair', 0))
     first = recs[0]
-    names = []
-    for r in recs:
-        names.extend(m for m in r['metrics'] if m not in names)
-    metrics = {}
-    for m in names:
-        have = [r['metrics'][m] for r in recs if m in r['metrics']]
-        unit, better = have[0]['unit'], have[0]['better']
-        value = _combine_metric([h['value'] for h in have], unit, better)
-        metrics[m] = {'value': value, 'unit': unit, 'better': better}
-        if value is None:
-            metrics[m]['too_fast'] = True
+    metrics, warnings = _combined(recs, _sum_or_worst)
     labels = dict((k, v) for k, v in (first.get('labels') or {}).items() if k not in PAIR_LABELS)
     expected = (first.get('labels') or {}).get('pairs')
-    warnings = []
-    for r in recs:
-        warnings.extend(w for w in r.get('warnings') or [] if w not in warnings)
     if isinstance(expected, int) and len(recs) < expected:
         warnings.append('only %d of the %d concurrent pairs reported: the aggregate is theirs only'
                         % (len(recs), expected))
@@ -91,20 +98,7 @@ def combine_pairs(recs):
 def combine_duplicates(recs):
     """Several records for one repetition that are no concurrent workers: counted once (their mean)
     and marked, so the report flags them instead of counting them as repetitions."""
-    names = []
-    for r in recs:
-        names.extend(m for m in r['metrics'] if m not in names)
-    metrics = {}
-    for m in names:
-        have = [r['metrics'][m] for r in recs if m in r['metrics']]
-        values = [h['value'] for h in have if h['value'] is not None]
-        metrics[m] = {'value': (sum(values) / len(values)) if values else None, 'unit': have[0]['unit'],
-                      'better': have[0]['better']}
-        if not values:
-            metrics[m]['too_fast'] = True
-    warnings = []
-    for r in recs:
-        warnings.extend(w for w in r.get('warnings') or [] if w not in warnings)
+    metrics, warnings = _combined(recs, _mean)
     out = dict(recs[0], metrics=metrics, warnings=warnings)
     out[DUPLICATE_KEY] = len(recs)
     return out
