@@ -19,6 +19,8 @@ import shutil
 import subprocess
 import tempfile
 
+from ansible.utils.unsafe_proxy import wrap_var
+
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import job_file_in_workdir, job_file_text, parse_only_problem
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import FioJobError, check_fio_job, parse_job_file
 
@@ -97,7 +99,9 @@ def with_job_files(matrix):
             problems.append('%s.job_file: %s' % (where, problem))
             return
         params['job_file'] = path
-        params['job_file_content'] = text
+        # data, never a template: a job file's `{{` must reach fio as written (ansible-core < 2.19
+        # would otherwise template the plan's strings again)
+        params['job_file_content'] = wrap_var(text)
 
     for i, b in enumerate(out.get('benchmarks') or []):
         if b.get('tool') == 'fio':
