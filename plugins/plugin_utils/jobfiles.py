@@ -74,6 +74,9 @@ def check_job_file(path):
     if found.get('devices'):
         return None, ('%s names block device(s) %s: a matrix runs job files on files in the cell\'s path; '
                       'run device benchmarks with the fio module and destructive: true' % (path, ', '.join(found['devices'])))
+    if found.get('outside'):
+        return None, ('%s writes outside the work directory (%s): benchlab writes only in its own work directory; '
+                      'remove or make these paths relative' % (path, ', '.join('[%s] %s=%s' % o for o in found['outside'])))
     problem = _parse_only(job_file_text(moved), moved, origin)
     if problem:
         return None, problem

@@ -118,6 +118,10 @@ def test_unsafe_and_unreadable_job_files_are_refused(tmp_path):
     with pytest.raises(MatrixError) as e:
         expand_plan(_matrix(job))
     assert 'names block device(s) /dev/sdb' in str(e.value)
+    job.write_text('[a]\nrw=write\nsize=1m\nwrite_bw_log=/var/log/bw\n')
+    with pytest.raises(MatrixError) as e:
+        expand_plan(_matrix(job))
+    assert 'writes outside the work directory ([a] write_bw_log=/var/log/bw)' in str(e.value)
     job.write_text('[global]\nbs=4k\n')
     with pytest.raises(MatrixError) as e:
         expand_plan(_matrix(job))
