@@ -152,6 +152,17 @@ def _records_of(result):
     return []
 
 
+def _repetition(run, labels):
+    """The repetition of the plan's run a record belongs to (the run its host announced last, when the
+    record's cell and benchmark are that run's), or None."""
+    if not isinstance(run, dict) or (labels.get('cell'), labels.get('benchmark')) != (run.get('cell'), run.get('benchmark')):
+        return None
+    rep = run.get('repetition')
+    if isinstance(rep, str) and rep.isdigit():
+        rep = int(rep)
+    return rep if isinstance(rep, int) and not isinstance(rep, bool) and rep >= 0 else None
+
+
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = 'notification'
@@ -302,6 +313,9 @@ class CallbackModule(CallbackBase):
             errors = validate_record(rec)
             stored = dict(rec, host=host)
             labels = rec.get('labels') if isinstance(rec.get('labels'), dict) else {}
+            rep = _repetition(self.current.get(host), labels)
+            if rep is not None and 'repetition' not in rec:
+                stored['repetition'] = rep      # n counts repetitions (plugin_utils/measurements.py)
             key = self.keys.get((labels.get('benchmark'), labels.get('cell')))
             if key:
                 stored['cell_key'] = key

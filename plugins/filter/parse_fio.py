@@ -9,9 +9,14 @@ name: parse_fio
 short_description: Turn fio's JSON output into benchlab result records
 version_added: 0.1.0
 description:
-  - Parses the output of C(fio --output-format=json) into a list of result records, one per job,
-    with the metrics C(read_iops), C(read_throughput) (MB/s), C(read_lat_mean) and C(read_lat_p99)
-    (ms), and the same for C(write_) — the shape the M(benchlab.bench.fio) module returns.
+  - Parses the output of C(fio --output-format=json) (or C(json+)) into a list of result records, one
+    per job, with the metrics C(read_iops), C(read_throughput) (MB/s), C(read_lat_mean) and
+    C(read_lat_p99) (ms), and the same for C(write_) — the shape the M(benchlab.bench.fio) module
+    returns.
+  - A job is its name within its stonewall group. Its C(numjobs) workers, which fio lists one by one
+    without C(group_reporting), are one record - their aggregate as fio's C(group_reporting) computes
+    it (p99 from the merged latency histogram of C(json+), else the worst worker's) - with each
+    worker's figures in the record's C(workers.detail).
   - fio error lines printed ahead of the JSON document and jobs with a non-zero C(error) fail with
     fio's message instead of producing numbers.
 options:
@@ -35,7 +40,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: A list of result records (schema 1), one per fio job.
+  description: A list of result records (schema 1), one per fio job (aggregated over its workers).
   type: list
   elements: dict
 '''

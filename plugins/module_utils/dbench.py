@@ -21,8 +21,6 @@ github.com/sahlberg/dbench), so its MB already is 10^6 bytes and no conversion i
 The table's latencies are ``1000 * seconds`` (ms); ``max_latency`` is in ms.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
@@ -204,5 +202,10 @@ def dbench_record(text, test=None, tool_version=None, labels=None, params=None, 
         if parsed['loadfile']:
             stem = re.sub(r'\.txt$', '', parsed['loadfile'].rstrip('/').rsplit('/', 1)[-1])
             test = stem or test
+    workers = None
+    if (parsed['clients'] or 1) > 1:     # dbench's Throughput line is already all clients together
+        workers = {'count': parsed['clients'], 'kind': 'dbench clients',
+                   'aggregate': "dbench's Throughput line: all clients together; max_latency the worst client's"}
     return new_record('dbench', test, dbench_metrics(parsed), tool_version=tool_version or parsed['version'],
-                      labels=labels, params=params, warnings=warnings, raw_tail=tail(text, 5), **extra)
+                      labels=labels, params=params, warnings=warnings, raw_tail=tail(text, 5), workers=workers,
+                      **extra)

@@ -8,10 +8,11 @@ marks failed jobs with a non-zero ``error``; both are reported, never parsed as 
 Fixtures: tests/unit/fixtures/fio (fio 3.33, with the commands in their README).
 """
 
-from __future__ import annotations
-
 import json
+import os
+import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import split_names
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
 
@@ -82,67 +83,363 @@ def _percentile(clat, pct):
 
 
 def job_metrics(job):
-    """Metrics of one fio job (read_/write_ iops, throughput MB/s, lat_mean and lat_p99 in ms).
+    """Metrics of one fio job entry (read_/write_ iops, throughput MB/s, lat_mean and lat_p99 in ms).
 
     fio 3.x reports latencies in ns (lat_ns/clat_ns) and bw_bytes; fio 2.x in us (lat/clat) and
     bw in KiB/s. A direction that moved no data is left out.
     """
-    name = job.get('jobname', '?')
-    metrics = {}
-    for d in DIRECTIONS:
+    return group_metrics([job])[0]
+
+
+def _lat_parts(part):
+    if 'lat_ns' in part:
+        return part.get('lat_ns') or {}, part.get('clat_ns') or {}, 1e-6
+    return part.get('lat') or {}, part.get('clat') or {}, 1e-3
+
+
+def _io_bytes(part, where):
+    if 'io_bytes' in part:
+        return _num(part, 'io_bytes', where)
+    return _num(part, 'io_kbytes', where) * 1024.0
+
+
+def _bins(clat):
+    """fio json+'s latency histogram {bucket value: count} as {float: int}, or None (absent or unreadable)."""
+    raw = clat.get('bins') if isinstance(clat, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    out = {}
+    try:
+        for k, v in raw.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                return None
+            out[float(k)] = out.get(float(k), 0) + int(v)
+    except (TypeError, ValueError):
+        return None
+    return out
+
+
+def merged_percentile(bins, pct):
+    """fio's calc_clat_percentiles over a histogram {bucket value: count}: the first bucket value
+    at which the running count reaches pct % of all samples (fio 3.x stat.c). None when empty."""
+    items = sorted((float(k), int(v)) for k, v in bins.items() if int(v) > 0)
+    total = sum(v for _skip, v in items)
+    if not total:
+        return None
+    threshold = pct / 100.0 * total
+    running = 0
+    for value, count in items:
+        running += count
+        if running >= threshold:
+            return value
+    return items[-1][0]
+
+
+def _direction(entries, d, names):
+    """The aggregate of direction `d` over `entries` (the workers of one job), fio's group_reporting
+    arithmetic (stat.c sum_thread_stats): I/O and operation counts summed over the workers and divided
+    by the longest worker's runtime; the latency mean weighted by each worker's sample count; p99 from
+    the merged clat histogram (fio's json+ `bins`), else the worst worker's p99. Returns
+    (metrics, note) or (None, None) when the direction moved no data."""
+    parts = []
+    for job, name in zip(entries, names):
         part = job.get(d)
         if not isinstance(part, dict):
             continue
         where = 'jobs[%s].%s' % (name, d)
-        if _num(part, 'io_bytes' if 'io_bytes' in part else 'io_kbytes', where) <= 0:
-            continue
-        if 'bw_bytes' in part:
-            bw = _num(part, 'bw_bytes', where)
+        if _io_bytes(part, where) > 0:
+            parts.append((part, where))
+    if not parts:
+        return None, None
+    note = None
+    out = {}
+    if len(parts) == 1 and len(entries) == 1:
+        part, where = parts[0]
+        bw = _num(part, 'bw_bytes', where) if 'bw_bytes' in part else _num(part, 'bw', where) * 1024.0
+        iops = _num(part, 'iops', where)
+    else:
+        io = sum(_io_bytes(p, w) for p, w in parts)
+        runtimes = [p.get('runtime') for p, _skip in parts]
+        if all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in runtimes) and max(runtimes) > 0:
+            runtime_s = max(runtimes) / 1000.0
+            bw = io / runtime_s
+            if all('total_ios' in p for p, _skip in parts):
+                iops = sum(_num(p, 'total_ios', w) for p, w in parts) / runtime_s
+            else:
+                iops = sum(_num(p, 'iops', w) for p, w in parts)
+        else:   # no runtimes: the sum of the workers' own rates
+            bw = sum(_num(p, 'bw_bytes', w) if 'bw_bytes' in p else _num(p, 'bw', w) * 1024.0 for p, w in parts)
+            iops = sum(_num(p, 'iops', w) for p, w in parts)
+    out[d + '_iops'] = metric(iops, 'ops/s', 'higher')
+    out[d + '_throughput'] = metric(bw / 1e6, 'MB/s', 'higher')
+    lats = [(_lat_parts(p), w) for p, w in parts]
+    scale = lats[0][0][2]
+    means = [(lat, w, p) for ((lat, clat, sc), w), (p, _skip) in zip(lats, parts) if 'mean' in lat]
+    if means:
+        if len(means) == 1:
+            lat, w, p = means[0]
+            out[d + '_lat_mean'] = metric(_num(lat, 'mean', w + '.lat') * scale, 'ms', 'lower')
         else:
-            bw = _num(part, 'bw', where) * 1024.0
-        if 'lat_ns' in part:
-            lat, clat, scale = part.get('lat_ns') or {}, part.get('clat_ns') or {}, 1e-6
-        else:
-            lat, clat, scale = part.get('lat') or {}, part.get('clat') or {}, 1e-3
-        metrics[d + '_iops'] = metric(_num(part, 'iops', where), 'ops/s', 'higher')
-        metrics[d + '_throughput'] = metric(bw / 1e6, 'MB/s', 'higher')
-        if 'mean' in lat:
-            metrics[d + '_lat_mean'] = metric(_num(lat, 'mean', where + '.lat') * scale, 'ms', 'lower')
-        p99 = _percentile(clat, 99.0)
+            weights = []
+            for lat, w, p in means:
+                n = lat.get('N')
+                if isinstance(n, bool) or not isinstance(n, (int, float)):
+                    n = p.get('total_ios', 0)
+                weights.append(float(n or 0))
+            total = sum(weights)
+            if total > 0:
+                mean = sum(_num(lat, 'mean', w + '.lat') * n for (lat, w, p), n in zip(means, weights)) / total
+                out[d + '_lat_mean'] = metric(mean * scale, 'ms', 'lower')
+    clats = [clat for (lat, clat, sc), w in lats]
+    bins = [_bins(c) for c in clats]
+    if len(clats) == 1:
+        p99 = _percentile(clats[0], 99.0)
+    elif all(b is not None for b in bins):
+        merged = {}
+        for b in bins:
+            for k, v in b.items():
+                merged[k] = merged.get(k, 0) + v
+        p99 = merged_percentile(merged, 99.0)
+    else:
+        found = [v for v in (_percentile(c, 99.0) for c in clats) if v is not None]
+        p99 = max(found) if found else None
         if p99 is not None:
-            metrics[d + '_lat_p99'] = metric(p99 * scale, 'ms', 'lower')
-    return metrics
+            note = ('%s_lat_p99 is the worst worker\'s p99 (fio printed no latency histogram to merge: '
+                    '--output-format=json+ has it)' % d)
+    if p99 is not None:
+        out[d + '_lat_p99'] = metric(p99 * scale, 'ms', 'lower')
+    return out, note
 
 
-def fio_records(text, labels=None, params=None, warnings=None, **extra):
-    """Parse fio JSON output into one result record per job.
+def group_metrics(entries, names=None):
+    """(metrics, notes) of one job aggregated over its workers (fio JSON entries of the same job)."""
+    names = names or [str(e.get('jobname', '?')) for e in entries]
+    metrics, notes = {}, []
+    for d in DIRECTIONS:
+        m, note = _direction(entries, d, names)
+        if m:
+            metrics.update(m)
+        if note:
+            notes.append(note)
+    return metrics, notes
+
+
+def _int_option(options, key):
+    try:
+        return int(str(options.get(key)).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def job_groups(doc):
+    """fio's JSON jobs grouped into the measurements: [(test name, groupid, [entries])], in fio's
+    order. fio lists every worker (numjobs clones, which share the job name) as an entry of its own
+    unless group_reporting merged them: entries with the same job name and group id are one job."""
+    groups = []
+    index = {}
+    for i, job in enumerate(doc['jobs']):
+        if not isinstance(job, dict):
+            raise FioParseError('fio JSON: jobs[%d] is not an object (%r)' % (i, job))
+        name = str(job.get('jobname') or 'fio')
+        gid = job.get('groupid')
+        if not isinstance(gid, int) or isinstance(gid, bool):
+            gid = str(gid)
+        key = (gid, name)
+        if key not in index:
+            index[key] = len(groups)
+            groups.append([name, gid, []])
+        groups[index[key]][2].append(job)
+    seen = {}
+    for g in groups:
+        seen[g[0]] = seen.get(g[0], 0) + 1
+    for g in groups:
+        if seen[g[0]] > 1:      # the same job name in several stonewall groups
+            g[0] = '%s.g%s' % (g[0], g[1])
+    return [tuple(g) for g in groups]
+
+
+def _workers(entries, options, names):
+    """The record's `workers` part: how many ran at once and each one's figures (or None for one)."""
+    numjobs = _int_option(options, 'numjobs') or 1
+    if len(entries) > 1:
+        detail = []
+        for job, name in zip(entries, names):
+            m, _skip = group_metrics([job], [name])
+            detail.append({'name': name, 'metrics': dict((k, v['value']) for k, v in sorted(m.items()))})
+        return {'count': len(entries), 'kind': 'fio numjobs', 'aggregate': AGGREGATE, 'detail': detail}
+    if numjobs > 1:
+        return {'count': numjobs, 'kind': 'fio numjobs', 'aggregate': 'fio group_reporting (fio merged the workers)'}
+    return None
+
+
+AGGREGATE = ('iops and throughput: I/O of all workers / the longest worker\'s runtime (fio group_reporting); '
+             'lat_mean weighted by I/O count; lat_p99 from the merged latency histogram')
+
+
+def fio_records(text, labels=None, params=None, warnings=None, job_options=None, **extra):
+    """Parse fio JSON output into one result record per job (job name within its stonewall group),
+    aggregated over the job's workers (numjobs) as fio's group_reporting does; the workers' own
+    figures are the record's `workers.detail`.
 
     A job with a non-zero error, or output with no job, raises FioParseError naming the job and
-    fio's own message.
+    fio's own message. `job_options` ({job section: options}, effective_job_options of the job file
+    that ran) gives each record's options; otherwise fio's JSON does (without its bare flags).
     """
     doc, messages = parse_fio(text)
     version = fio_version(doc)
     if not doc['jobs']:
         raise FioParseError('fio JSON output lists no jobs%s' % (': ' + '; '.join(messages) if messages else ''))
+    global_options = doc.get('global options') if isinstance(doc.get('global options'), dict) else {}
+    groups = job_groups(doc)
+    by_group = {}
+    for name, gid, entries in groups:
+        by_group.setdefault(gid, []).append(name)
     records = []
-    for i, job in enumerate(doc['jobs']):
-        if not isinstance(job, dict):
-            raise FioParseError('fio JSON: jobs[%d] is not an object (%r)' % (i, job))
-        name = job.get('jobname') or 'fio'
-        if job.get('error'):
-            raise FioParseError('fio job %s failed with error %s%s' % (
-                name, job['error'], (': ' + '; '.join(messages)) if messages else ''))
-        metrics = job_metrics(job)
+    for name, gid, entries in groups:
+        for job in entries:
+            if job.get('error'):
+                raise FioParseError('fio job %s failed with error %s%s' % (
+                    name, job['error'], (': ' + '; '.join(messages)) if messages else ''))
+        names = ['%s.%d' % (name, i) for i in range(len(entries))] if len(entries) > 1 else [name]
+        metrics, notes = group_metrics(entries, names)
         if not metrics:
             raise FioParseError('fio job %s moved no data' % name)
+        options = dict(global_options)
+        if isinstance(entries[0].get('job options'), dict):
+            options.update(entries[0]['job options'])
+        if job_options and entries[0].get('jobname') in job_options:
+            options = dict(job_options[entries[0]['jobname']])
         if params is None:
             # parse_fio on output of the user's own run: the job's options are all we know
-            job_params = dict(job.get('job options') or {})
+            job_params = options
         else:
             job_params = dict(params)
-            if params.get('job_file') and isinstance(job.get('job options'), dict):
-                job_params['job_options'] = dict(job['job options'])
-        records.append(new_record('fio', name, metrics, tool_version=version, labels=labels,
-                                  params=job_params, warnings=list(warnings or []) + messages,
-                                  raw_tail=tail('\n'.join(messages)), **extra))
+            if params.get('job_file') or params.get('job_file_content'):
+                job_params['job_options'] = options
+        rec_warnings = list(warnings or []) + messages + notes
+        others = [n for n in by_group[gid] if n != name]
+        if others:
+            rec_warnings.append('job %s ran at the same time as %s (same group, no stonewall): its figures are its '
+                                'own share of the storage' % (name, ', '.join(others)))
+        rec = new_record('fio', name, metrics, tool_version=version, labels=labels,
+                         params=job_params, warnings=rec_warnings,
+                         raw_tail=tail('\n'.join(messages)), **extra)
+        workers = _workers(entries, options, names)
+        if workers:
+            rec['workers'] = workers
+        records.append(rec)
     return records
+
+
+# -- job files ----------------------------------------------------------------------------------
+
+def _escapes(name, workdir):
+    """Whether `name` (as fio joins it to its current directory, the work directory) lies outside it."""
+    if os.path.isabs(name):
+        return True
+    root = os.path.normpath(workdir)
+    path = os.path.normpath(os.path.join(root, name))
+    return not (path == root or path.startswith(root.rstrip('/') + '/'))
+
+
+def _device_name(name):
+    norm = os.path.normpath(name)
+    return norm.startswith('/dev/') and not (norm == '/dev/shm' or norm.startswith('/dev/shm/'))
+
+
+def _join_names(names):
+    return ':'.join(n.replace(':', '\\:') for n in names)
+
+
+def job_file_in_workdir(sections, workdir, origin='job file'):
+    """A job file's sections (fiojob.parse_job_file) with what would land outside the work directory
+    moved into it, and what makes fio merge the workers dropped. Returns (sections, notes).
+
+    - ``directory=`` outside the work directory is removed: the job's files go to the work
+      directory (fio's current directory) instead;
+    - a ``filename=`` name or a ``filename_format=`` outside it keeps only its last component, in the
+      work directory; device names (/dev/...) are left for the device guard;
+    - ``group_reporting`` is dropped: benchlab aggregates the workers itself (the same arithmetic)
+      and keeps each worker's figures as the record's detail.
+    The work directory is removed after the run, with everything fio created in it."""
+    out, notes = [], []
+    for section, values, lines in sections:
+        values, lines = dict(values), dict(lines)
+
+        def where(key):
+            return '%s line %s ([%s]): %s' % (origin, lines.get(key) or '?', section, key)
+
+        if 'group_reporting' in values:
+            del values['group_reporting']
+            lines.pop('group_reporting', None)
+        if values.get('directory'):
+            names = split_names(values['directory'])
+            kept = [d for d in names if not _escapes(d, workdir)]
+            if kept != names:
+                notes.append('%s=%s is outside the work directory: the job ran in the work directory under the '
+                             'module\'s path instead, and nothing was written there' % (where('directory'), values['directory']))
+                if kept:
+                    values['directory'] = _join_names(kept)
+                else:
+                    del values['directory']
+                    lines.pop('directory', None)
+        for key in ('filename', 'filename_format'):
+            if not values.get(key):
+                continue
+            names = split_names(values[key]) if key == 'filename' else [values[key]]
+            moved = [n if (_device_name(n) or not _escapes(n, workdir)) else
+                     (os.path.basename(os.path.normpath(n)) or 'benchlab.data') for n in names]
+            if moved != names:
+                notes.append('%s=%s is outside the work directory: fio wrote %s in the work directory instead'
+                             % (where(key), values[key], _join_names(moved)))
+                values[key] = _join_names(moved) if key == 'filename' else moved[0]
+        out.append((section, values, lines))
+    return out, notes
+
+
+def job_file_text(sections):
+    """Sections back to a fio job file (comments are gone; values as fio read them)."""
+    lines = []
+    for section, values, _lines in sections:
+        lines.append('[%s]' % section)
+        for key, value in values.items():
+            lines.append(key if value is None else '%s=%s' % (key, value))
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def effective_job_options(sections):
+    """{job name (its section, or its name=): its options with the [global] ones above it}, as fio applies them."""
+    inherited, out = {}, {}
+    for section, values, _lines in sections:
+        if section.startswith('global'):
+            inherited.update(values)
+            continue
+        eff = dict(inherited, **values)
+        out[eff.get('name') or section] = eff
+    return out
+
+
+_PARSE_PROBLEM = (re.compile(r'failed parsing (\w+)='), re.compile(r'Bad option <(\w+)'),
+                  re.compile(r'failed to parse option (\w+)'))
+
+
+def parse_only_problem(output, sections, origin):
+    """fio --parse-only's complaint as a message naming the file, line and option, or None.
+
+    fio names the option (``fio: failed parsing rw=raed``, ``Bad option <blocksizee=4k>``) but not the
+    line; the parsed sections give it."""
+    text = (output or '').strip()
+    if not text:
+        return None
+    for pattern in _PARSE_PROBLEM:
+        m = pattern.search(text)
+        if not m:
+            continue
+        key = m.group(1)
+        for section, values, lines in sections:
+            if key in values:
+                return '%s line %s ([%s]): %s%s: fio refuses it: %s' % (
+                    origin, lines.get(key) or '?', section, key, '' if values[key] is None else '=' + values[key],
+                    ' '.join(text.split())[:400])
+    return '%s: fio refuses the job file: %s' % (origin, ' '.join(text.split())[:400])

@@ -18,8 +18,6 @@ Throughput is in Mbit/s (10^6 bits/s): what the receiver got where the output sa
 ``sum_received``, the iperf2 UDP server report), otherwise what the sender wrote (iperf2 TCP).
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re
@@ -214,7 +212,24 @@ def parse_iperf3_json(text):
                 out['retransmits'] = int(_num(sent, 'retransmits', 'end.sum_sent'))
     if not received_anything(out):
         raise IperfParseError('iperf3 moved no data (throughput 0)')
+    out['stream_detail'] = _iperf3_streams(end.get('streams'), protocol)
     return out
+
+
+def _iperf3_streams(streams, protocol):
+    """Each parallel stream's own figures (end.streams), for the record's workers.detail."""
+    detail = []
+    for i, st in enumerate(streams if isinstance(streams, list) else []):
+        part = (st.get('udp') if protocol == 'udp' else st.get('receiver')) if isinstance(st, dict) else None
+        if not isinstance(part, dict) or not isinstance(part.get('bits_per_second'), (int, float)):
+            continue
+        # UDP: iperf3 gives each stream's sending rate (and its receiver's jitter and loss), not its received rate
+        m = {('sent_throughput' if protocol == 'udp' else 'throughput'): part['bits_per_second'] / 1e6}
+        for key, name in (('jitter_ms', 'jitter'), ('lost_percent', 'lost_pct')):
+            if isinstance(part.get(key), (int, float)):
+                m[name] = float(part[key])
+        detail.append({'name': 'stream %d' % (i + 1), 'metrics': m})
+    return detail
 
 
 def received_anything(summary):
@@ -294,6 +309,9 @@ def _summarize2(fmt, sender_rows, receiver_rows, udp, errors, retries=None):
         out['throughput_mbit_s'] = out['sender_throughput_mbit_s']
         if retries:
             out['retransmits'] = sum(retries.values())
+    rows = [r for k, r in (receivers if udp else senders).items() if not _is_sum(k)]
+    out['stream_detail'] = [{'name': 'stream %s' % r['id'], 'metrics': {'throughput': r['bps'] / 1e6}}
+                            for r in sorted(rows, key=lambda r: str(r['id']))]
     return out
 
 
@@ -442,8 +460,22 @@ def iperf_records(text, stderr='', tool_version=None, labels=None, params=None, 
                      tool_version=tool_version or summary.get('version'), labels=labels, params=params,
                      warnings=list(warnings or []) + summary['warnings'],
                      raw_tail=tail(text if summary['format'] != 'iperf3-json' else _json_tail(text), 8),
-                     **extra)
+                     workers=stream_workers(summary), **extra)
     return [rec]
+
+
+def stream_workers(summary):
+    """The record's `workers` for parallel streams (-P): the tool's own sum is the measurement."""
+    detail = summary.get('stream_detail') or []
+    count = max(summary.get('streams') or 0, len(detail))
+    if count < 2:
+        return None
+    aggregate = ('iperf3: end.sum_received, the sum over the streams' if summary['tool'] == 'iperf3'
+                 else 'iperf2: the [SUM] line (the sum of the streams where iperf prints none)')
+    out = {'count': count, 'kind': 'iperf parallel streams', 'aggregate': aggregate}
+    if detail:
+        out['detail'] = detail
+    return out
 
 
 def _json_tail(text):

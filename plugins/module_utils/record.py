@@ -33,8 +33,12 @@ def metric(value, unit, better='higher'):
 
 
 def new_record(tool, test, metrics, tool_version=None, labels=None, params=None, warnings=None,
-               raw_tail=None, cmd=None, started=None, duration_s=None):
-    """Assemble a record. Optional parts are left out when unknown (parse_* filters have no cmd)."""
+               raw_tail=None, cmd=None, started=None, duration_s=None, workers=None):
+    """Assemble a record. Optional parts are left out when unknown (parse_* filters have no cmd).
+
+    `workers` ({count, kind, aggregate, detail}) is given where the tool ran several workers at once
+    (fio numjobs, iperf parallel streams, ...): the record's metrics are then their aggregate, the
+    measurement, and `detail` holds each worker's own figures."""
     rec = {
         'schema': SCHEMA_VERSION,
         'tool': tool,
@@ -53,6 +57,8 @@ def new_record(tool, test, metrics, tool_version=None, labels=None, params=None,
         rec['duration_s'] = round(float(duration_s), 6)
     if raw_tail is not None:
         rec['raw_tail'] = raw_tail
+    if workers:
+        rec['workers'] = workers
     return rec
 
 

@@ -30,8 +30,6 @@ zeros), so storage that skips, compresses or deduplicates zero blocks reports wr
 never reached: every record carries ZERO_DATA_WARNING.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
@@ -245,6 +243,10 @@ def sysbench_record(text, test=None, tool_version=None, labels=None, params=None
     if not metrics:
         raise SysbenchParseError('sysbench printed none of the figures its %s mode reports (reads/s, writes/s, '
                                  'fsyncs/s, latency): the output is cut or altered' % (parsed['mode'] or 'fileio'))
+    workers = None
+    if (parsed['threads'] or 1) > 1:    # sysbench's figures are totals over its threads
+        workers = {'count': parsed['threads'], 'kind': 'sysbench threads',
+                   'aggregate': 'sysbench totals: operations and throughput of all threads; latency over all requests'}
     return new_record('sysbench', test or parsed['mode'] or 'fileio', metrics,
                       tool_version=tool_version or parsed['version'], labels=labels, params=params,
-                      warnings=warnings, raw_tail=tail(text, 15), **extra)
+                      warnings=warnings, raw_tail=tail(text, 15), workers=workers, **extra)

@@ -9,7 +9,7 @@ module: fio
 short_description: Run one fio job (or a job file) and return result records
 version_added: 0.1.0
 description:
-  - Runs C(fio --output-format=json) once on the target, in a private work directory created inside
+  - Runs C(fio --output-format=json+) once on the target, in a private work directory created inside
     O(path) and removed afterwards, and returns a result record per fio job with the metrics
     C(read_iops), C(read_throughput) (MB/s), C(read_lat_mean), C(read_lat_p99) (ms) and the same for
     C(write_).
@@ -62,7 +62,10 @@ options:
     type: int
     default: 1
   numjobs:
-    description: Number of clones of the job (reported together with C(group_reporting)).
+    description:
+      - Number of workers (clones) of the job, run at once. They are one measurement - the record's
+        metrics are their aggregate (fio's C(group_reporting) arithmetic), each worker's figures are in
+        C(workers.detail) - never several repetitions.
     type: int
     default: 1
   direct:
@@ -91,8 +94,27 @@ options:
     description:
       - A fio job file on the target to run instead of the job described by the options above. It
         runs with the work directory as current directory; jobs without a C(directory) write there.
-      - It is read and checked like O(options) before fio runs.
+      - It is read and checked like O(options) before fio runs, then checked by C(fio --parse-only); a
+        refused option is named with its line.
+      - C(directory=), C(filename=) and C(filename_format=) that point outside the work directory are
+        moved into it (the record's warnings say so), unless O(allow_unsafe_options=true); block devices
+        go through the device guard. The work directory, with everything the job created, is removed
+        after the run.
+      - One record per job (its name within its C(stonewall) group), aggregated over its C(numjobs)
+        workers the way fio's C(group_reporting) does, each worker's figures in the record's
+        C(workers.detail); the job's options, with the C([global]) ones it inherits, in the record's
+        C(params.job_options).
     type: path
+  job_file_content:
+    description:
+      - The text of a fio job file, run like O(job_file) (from a copy in the work directory). The matrix
+        uses it for a C(job_file) on the controller. Mutually exclusive with O(job_file).
+    type: str
+  job_file_name:
+    description:
+      - The name O(job_file_content) is known by (its path on the controller), for messages and the
+        record's C(params.job_file).
+    type: str
   allow_unsafe_options:
     description:
       - Let O(options) and O(job_file) use what is refused by default - C(exec_prerun)/C(exec_postrun)
@@ -149,7 +171,9 @@ bench_result:
   type: dict
   sample: {"tool": "fio", "test": "randread", "metrics": {"read_iops": {"value": 26676.2, "unit": "ops/s", "better": "higher"}}}
 bench_results:
-  description: One result record per fio job (a job file may hold several).
+  description:
+    - One result record per fio job (a job file may hold several; a job is its name within its stonewall
+      group), aggregated over the job's numjobs workers.
   returned: success, not in check mode
   type: list
   elements: dict
@@ -166,18 +190,21 @@ bench_dry_run:
   type: dict
 '''
 
+import hashlib
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
+    effective_job_options, fio_records, job_file_in_workdir, job_file_text, parse_only_problem)
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
     FioJobError, check_fio_job, options_to_sections, parse_job_file)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
 
+JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
 
 
@@ -196,7 +223,8 @@ def supports_o_direct(directory):
 
 
 def job_argv(fio_bin, p, workdir, direct):
-    argv = [fio_bin, '--output-format=json', '--name=%s' % p['name'], '--directory=%s' % workdir]
+    # json+: each worker's latency histogram, merged into the job's p99 (module_utils/fio.py)
+    argv = [fio_bin, '--output-format=json+', '--name=%s' % p['name'], '--directory=%s' % workdir]
     for key in JOB_KEYS:
         if p[key] is not None:
             argv.append('--%s=%s' % (key, p[key]))
@@ -205,8 +233,7 @@ def job_argv(fio_bin, p, workdir, direct):
     argv.append('--direct=%d' % (1 if direct else 0))
     if p['end_fsync'] and p['rw'] in ('write', 'randwrite', 'rw', 'readwrite', 'randrw'):
         argv.append('--end_fsync=1')
-    if p['numjobs'] and p['numjobs'] > 1:
-        argv.append('--group_reporting')
+    # no --group_reporting: fio_records aggregates the numjobs workers itself and keeps their figures
     for key, value in sorted(p['options'].items()):
         argv.append('--%s=%s' % (key, value) if value is not None else '--%s' % key)
     return argv
@@ -229,24 +256,48 @@ def validate(module, p):
         module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
     if p['job_file'] and not os.path.isfile(p['job_file']):
         module.fail_json(msg='job_file %s does not exist' % p['job_file'])
+    if p['job_file_content'] is not None and not p['job_file_content'].strip():
+        module.fail_json(msg='job_file_content %sis empty' % ((p['job_file_name'] + ' ') if p['job_file_name'] else ''))
 
 
-def job_sections(p, workdir):
-    """The job as fio job-file sections: the job file's, or one section of the module's options
-    over what the module puts on fio's command line itself."""
+def job_origin(p):
+    """How messages name the job: the job file, or the module's options."""
     if p['job_file']:
-        with open(p['job_file']) as f:
-            return parse_job_file(f.read(), name=p['job_file'])
+        return p['job_file']
+    if p['job_file_content'] is not None:
+        return p['job_file_name'] or 'job_file_content'
+    return 'options'
+
+
+def job_sections(br, p, workdir):
+    """The job as fio job-file sections: the job file's (with what lands outside the work directory
+    moved into it, unless allow_unsafe_options), or one section of the module's options over what the
+    module puts on fio's command line itself. Returns (sections, notes, sha256 of the job file's text);
+    refuses an unreadable file."""
+    if p['job_file'] or p['job_file_content'] is not None:
+        text = p['job_file_content']
+        if text is None:
+            with open(p['job_file']) as f:
+                text = f.read()
+        digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
+        try:
+            sections = parse_job_file(text, name=job_origin(p))
+        except FioJobError as e:
+            br.refuse('fio job refused: %s' % e)
+            return [], [], digest
+        if p['allow_unsafe_options']:
+            return sections, [], digest
+        return job_file_in_workdir(sections, workdir, origin=job_origin(p)) + (digest,)
     base = dict((k, p[k]) for k in JOB_KEYS if p[k] is not None)
     base.update(name=p['name'], directory=workdir)
-    return options_to_sections(p['options'], name='options', base=base)
+    return options_to_sections(p['options'], name='options', base=base), [], None
 
 
-def check_job(br, p, workdir):
+def check_job(br, p, workdir, sections):
     """fiojob's check of the job, then the device guard for every device it names."""
-    origin = p['job_file'] or 'options'
+    origin = job_origin(p)
     try:
-        found = check_fio_job(job_sections(p, workdir), workdir, allow_unsafe=p['allow_unsafe_options'], origin=origin)
+        found = check_fio_job(sections, workdir, allow_unsafe=p['allow_unsafe_options'], origin=origin)
     except FioJobError as e:
         br.refuse('fio job refused: %s' % str(e).replace('(allow_unsafe)', '(allow_unsafe_options: true)'))
         return
@@ -278,22 +329,39 @@ def main():
         end_fsync=dict(type='bool', default=True),
         options=dict(type='dict', default={}),
         job_file=dict(type='path'),
+        job_file_content=dict(type='str'),
+        job_file_name=dict(type='str'),
         allow_unsafe_options=dict(type='bool', default=False),
         destructive=dict(type='bool', default=False),
         force=dict(type='bool', default=False),
     )
     argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[('job_file', 'job_file_content')])
     p = module.params
     validate(module, p)
     fio_bin = module.get_bin_path('fio', required=True)
     with BenchRun(module, 'fio') as br:
         workdir = br.workdir_in(p['path'])
-        check_job(br, p, workdir)
+        sections, notes, digest = job_sections(br, p, workdir)
+        check_job(br, p, workdir, sections)
         direct = p['direct']
-        if p['job_file']:
-            argv = [fio_bin, '--output-format=json', p['job_file']]
-            params = dict(job_file=p['job_file'])
+        job_options = None
+        if p['job_file'] or p['job_file_content'] is not None:
+            # the job file that runs: a copy in the work directory, with its paths moved into it
+            job_path = os.path.join(workdir, JOB_COPY)
+            argv = [fio_bin, '--output-format=json+', job_path]
+            text = job_file_text(sections)
+            params = dict(job_file=p['job_file'] or p['job_file_name'] or 'job_file_content',
+                          job_file_sha256=digest)
+            job_options = effective_job_options(sections)
+            br.warnings.extend(notes)
+            if not br.check_mode:
+                with open(job_path, 'w') as f:
+                    f.write(text)
+                res = br.run([fio_bin, '--parse-only', job_path], cwd=workdir)
+                if not res.ok:
+                    br.refuse('fio job refused: %s' % parse_only_problem(res.stderr + res.stdout, sections, job_origin(p)))
         else:
             if direct and not br.check_mode and not supports_o_direct(workdir):
                 direct = False
@@ -309,7 +377,8 @@ def main():
         if not res.ok:
             br.fail('fio', res)
         records = br.parse('fio', res, fio_records, res.stdout, labels=p['labels'], params=params,
-                           warnings=br.warnings, cmd=argv, started=started, duration_s=res.duration_s)
+                           warnings=br.warnings, cmd=argv, started=started, duration_s=res.duration_s,
+                           job_options=job_options)
         # The work directory is removed again: the target is left as it was found.
         br.exit(bench_result=records[0], bench_results=records)
 

@@ -2,12 +2,16 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """From result records to the analysis the renderers draw: per benchmark, per cell, per metric,
-the statistics over repetitions and the difference to the baseline cell. Pure functions."""
+the statistics over repetitions and the difference to the baseline cell. Pure functions.
+
+n is the number of repetitions (plugin_utils/measurements.py): the records of one repetition
+(concurrent pairs, a duplicate) are one measurement, never several."""
 
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
+from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import duplicate_flag, measurements
 from ansible_collections.benchlab.bench.plugins.plugin_utils.records import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
@@ -78,6 +82,11 @@ def analyze(records, plan=None, environment=None):
         cells = []
         for n in names:
             c = b['cells'][n]
+            n_records = len(c['records'])
+            c['records'] = measurements(c['records'])
+            kinds = [r['workers'] for r in c['records'] if isinstance(r.get('workers'), dict)]
+            workers = ({'count': max(w.get('count') or 1 for w in kinds), 'kind': kinds[0].get('kind')}
+                       if kinds else None)
             c['labels'] = dict((k, v) for k, v in (c.pop('last_labels') or {}).items() if k not in ('cell', 'benchmark'))
             by_metric, firsts = {}, {}
             for r in c['records']:
@@ -99,7 +108,7 @@ def analyze(records, plan=None, environment=None):
                 gate = gate_status(c['records'], g['max_cv'], g['max_repetitions'])
             cells.append(dict(cell=n, hosts=c['hosts'], labels=c['labels'], n=len(c['records']), warmups=c['warmups'],
                               metrics=metrics, warnings=c['warnings'], baseline=(n == baseline), gate=gate,
-                              records=c['records']))
+                              records=c['records'], n_records=n_records, workers=workers))
         base = next(c for c in cells if c['baseline'])
         for c in cells:
             for m, s in c['metrics'].items():
@@ -116,8 +125,11 @@ def analyze(records, plan=None, environment=None):
         bench['same_but_data'] = _params_key(b['cells'])
         for c in cells:
             env = [e for e in (environment or {}).values() if (e.get('labels') or {}).get('cell') == c['cell']]
+            dup = duplicate_flag(c['records'])
             c['flags'] = cell_flags(bench, c, c.pop('records'), gate=c['gate'], environment=env,
                                     expected_faster=bool(plan_cells.get(c['cell'], {}).get('expected_faster')))
+            if dup:
+                c['flags'].append(dup)
         out.append(bench)
     for zero, real in zero_vs_real_pairs(out):
         for c in zero['cells']:

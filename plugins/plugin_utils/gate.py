@@ -11,6 +11,7 @@ exist. Warm-up runs never count.
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import measurements
 from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, counted, primary_metric
 
 
@@ -32,7 +33,7 @@ def gate_status(records, max_cv, max_repetitions):
     A run may give several series (compress and decompress, dbench client counts): the gate is
     met when every series' CV is; n is the number of runs (the largest series), cv the worst CV."""
     series = {}
-    for r in records:
+    for r in measurements(records):     # n counts repetitions, never the workers of one
         if counted(r):
             series.setdefault(benchmark_of(r), []).append(r)
     n = max([len(v) for v in series.values()] or [0])

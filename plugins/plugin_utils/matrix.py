@@ -203,6 +203,8 @@ def estimate_s(tool, params):
         return float(p.get('time', 10)) + 2
     if tool == 'dbench':
         return (float(p.get('time', 60)) + 2) * max(len(p.get('clients') or [1]), 1)
+    if tool == 'fio' and p.get('job_file'):
+        return None     # a job file's length is its own: unknown here
     if tool == 'fio' and p.get('runtime'):
         return float(p['runtime']) + (mb('256M') or 0) / 200.0
     if tool == 'sysbench_fileio':
@@ -247,12 +249,16 @@ def run_guards(methodology, repetition, warmup=False, concurrency=1):
 
 
 def validate_matrix(matrix, inventory_hosts=None):
-    """Raise MatrixError listing every problem; return the matrix otherwise."""
+    """Raise MatrixError listing every problem; return the matrix otherwise (a copy with the text of
+    every fio job_file it names, as job_file_content, when it names one)."""
     if not isinstance(matrix, dict):
         raise MatrixError(['bench_matrix: must be a mapping, got %s' % type(matrix).__name__])
     problems = schema_problems(matrix)
     if not problems:
         problems = semantic_problems(matrix, inventory_hosts)
+    if not problems:    # fio job files named by the matrix: read and checked here, on the controller
+        from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import with_job_files
+        matrix, problems = with_job_files(matrix)
     if problems:
         raise MatrixError(problems)
     return matrix
@@ -266,7 +272,7 @@ def expand_plan(matrix, inventory_hosts=None):
     (repetition 0) come first. Benchmarks with a variance gate (max_cv, max_repetitions) are listed
     in `gates`; the bench_run role adds runs for them (plugin_utils/gate.py), never beyond the cap.
     """
-    validate_matrix(matrix, inventory_hosts)
+    matrix = validate_matrix(matrix, inventory_hosts)
     concurrency = int(matrix.get('concurrency', 1))
     cells = [dict(c, labels=dict(c.get('labels') or {})) for c in matrix['cells']]
     by_name = dict((c['name'], c) for c in cells)

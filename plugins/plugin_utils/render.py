@@ -44,6 +44,8 @@ TRAP_HELP = {
                     'skips zero blocks, so the zero-data number measures nothing.',
     'not_quiet': 'The machine was busy (load or another benchmark) during a run: the number includes the '
                  'competition.',
+    'duplicate_runs': 'One repetition arrived as several records: it is counted once (their mean), so n stays the '
+                      'number of repetitions. A re-run of the same repetition, or workers the tool did not aggregate.',
 }
 
 # Environment keys that change from call to call on the same machine: shown, never "different".
@@ -272,6 +274,9 @@ def gate_lines(b):
                 state, cv, g['n'], g['max_cv'] * 100, g['max_repetitions'])
         else:
             text = 'no variance gate'
+        w = c.get('workers')
+        if w and (w.get('count') or 1) > 1:
+            text += '; each run: %d workers at once (%s), one measurement - their aggregate' % (w['count'], w.get('kind'))
         out.append(dict(cell=c['cell'], n=c['n'], warmups=c.get('warmups') or 0, gate=text,
                         met=(g or {}).get('met')))
     return out
@@ -316,7 +321,7 @@ def report_contents(analysis, meta, environment=None, plan=None):
     for b in analysis['benchmarks']:
         cell_order.extend(c['cell'] for c in b['cells'] if c['cell'] not in cell_order)
     header = [(k.replace('_', ' '), str(meta[k])) for k in HEADER_KEYS if meta.get(k)]
-    n_records = sum(c['n'] + (c.get('warmups') or 0) for b in analysis['benchmarks'] for c in b['cells'])
+    n_records = sum(c.get('n_records', c['n']) + (c.get('warmups') or 0) for b in analysis['benchmarks'] for c in b['cells'])
     header.append(('records', str(n_records)))
     benches = []
     codes = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import measurements, run_key
 from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, counted
 
 _CELL_KEYS = ('host', 'path', 'labels')
@@ -60,12 +61,27 @@ def runs_done(records):
     counts, compress and decompress) counts once, and only when complete: the smallest series, so
     a run cut short between two series is measured again."""
     series = {}
-    for r in records:
+    for r in measurements(records):     # the workers of one repetition are one run
         if counted(r):
             per = series.setdefault(pair_of(r), {})
             key = benchmark_of(r)
             per[key] = per.get(key, 0) + 1
     return dict((pair, min(per.values())) for pair, per in series.items())
+
+
+def repetitions_done(records):
+    """{(benchmark, cell): set of repetitions measured in every series} for the pairs whose counted
+    records all carry their repetition (the report callback stamps it); pairs with a record without
+    one are left out (runs_done counts them instead)."""
+    series, unknown = {}, set()
+    for r in records:
+        if not counted(r):
+            continue
+        if run_key(r) is None:
+            unknown.add(pair_of(r))
+            continue
+        series.setdefault(pair_of(r), {}).setdefault(benchmark_of(r), set()).add(r['repetition'])
+    return dict((pair, set.intersection(*per.values())) for pair, per in series.items() if pair not in unknown)
 
 
 def resume_plan(plan, previous_plan, records, run_id=None):
@@ -80,9 +96,15 @@ def resume_plan(plan, previous_plan, records, run_id=None):
     done = runs_done(kept)
     changed = sorted(set(pair_of(r) for r in records if pair_of(r) in new_keys) - set(done))
     runs, skipped = [], 0
+    reps = repetitions_done(kept)
     for run in plan['runs']:
-        n = done.get((run['benchmark'], run['cell']), 0)
-        if n and (run['repetition'] <= n or run['guards'].get('warmup')):
+        pair = (run['benchmark'], run['cell'])
+        n = done.get(pair, 0)
+        if pair in reps:    # exactly the repetitions measured: a failed repetition 2 is run again, not 4
+            if run['repetition'] in reps[pair] or (reps[pair] and run['guards'].get('warmup')):
+                skipped += 1
+                continue
+        elif n and (run['repetition'] <= n or run['guards'].get('warmup')):
             skipped += 1
             continue
         runs.append(run)

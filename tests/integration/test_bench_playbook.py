@@ -3,6 +3,7 @@
 import glob
 from collections import Counter
 
+import pytest
 from conftest import BIN, FILES, REPO, load_run, run, run_dirs
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
@@ -74,3 +75,63 @@ def test_install_role_is_idempotent(tmp_path, env):
     recap = [line for line in proc.stdout.splitlines() if line.startswith('localhost') and 'ok=' in line][-1]
     assert 'changed=0' in recap and 'failed=0' in recap, recap
     assert (REPO / 'roles/bench_tools/meta/argument_specs.yml').exists()
+
+
+WORKERS_MATRIX = """---
+bench_matrix:
+  name: it-workers
+  repetitions: 2
+  methodology: {cooldown_s: 0, quiesce: false}
+  cells:
+    - name: host-rootfs
+      host: localhost
+      path: /var/tmp
+      labels: {platform: host}
+  benchmarks:
+    - name: tio
+      tool: fio
+      params: {job_file: %s}
+    - name: net
+      tool: iperf
+      params:
+        time: 1
+        port: 5391
+        concurrent: [{client_host: localhost, server_host: localhost, server_address: 127.0.0.1}]
+"""
+
+
+def test_workers_are_one_measurement_and_n_is_repetitions(tmp_path, env):
+    """A matrix job file with numjobs=4 in 4 stonewalled groups and two concurrent iperf pairs, 2
+    repetitions each: every table says n=2 (it said n=8 for fio and n=4 for iperf)."""
+    job = tmp_path / 'tio.fio'
+    job.write_text((REPO / 'tests/unit/fixtures/fio/jobs/tiobench-style.fio').read_text())
+    matrix = tmp_path / 'matrix.yml'
+    matrix.write_text(WORKERS_MATRIX % job)
+    before = scratch()
+    proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
+                '-e', '@%s' % matrix, '-e', 'bench_install_tools=false'], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    results, jsonl = load_run(run_dir)
+    fio = [r for r in jsonl if r['tool'] == 'fio']
+    assert sorted((r['test'], r['repetition']) for r in fio) == sorted(
+        (t, rep) for t in ('seq-write', 'seq-read', 'rand-write', 'rand-read') for rep in (1, 2))
+    assert all(r['workers']['count'] == 4 and len(r['workers']['detail']) == 4 for r in fio)
+    assert all(r['params']['job_file'] == str(job) for r in fio)
+    pairs = [r for r in jsonl if r['tool'] == 'iperf3']
+    assert sorted((r['labels']['pair'], r['repetition']) for r in pairs) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    for rec in jsonl:
+        assert validate_record({k: v for k, v in rec.items() if k not in ('host', 'cell_key')}) == []
+    tables = {b['name']: b for b in results['analysis']['benchmarks']}
+    assert set(tables) == {'tio seq-write', 'tio seq-read', 'tio rand-write', 'tio rand-read', 'net'}
+    for b in tables.values():
+        (cell,) = b['cells']
+        assert cell['n'] == 2, (b['name'], cell['n'])
+        assert cell['metrics'][b['primary']]['n'] == 2
+    # the network figure is the step's: the sum of both pairs' throughputs, per repetition
+    sums = [sum(r['metrics']['throughput']['value'] for r in pairs if r['repetition'] == rep) for rep in (1, 2)]
+    net = tables['net']['cells'][0]['metrics']['throughput']
+    assert net['values'] == [pytest.approx(s) for s in sums]
+    report = (run_dir / 'report.md').read_text()
+    assert '(8)' not in report and '(4)' not in report
+    assert sorted(scratch() - before) == []

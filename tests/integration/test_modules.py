@@ -61,7 +61,7 @@ def test_check_mode_returns_the_argv_and_writes_nothing(env, tmp_path):
     assert 'bench_result' not in res
     assert os.listdir(tmp_path) == []
     rc, status, res = module(env, 'fio', {'path': str(tmp_path), 'rw': 'randwrite'}, check=True)
-    assert rc == 0 and '--rw=randwrite' in res['cmd'] and '--output-format=json' in res['cmd']
+    assert rc == 0 and '--rw=randwrite' in res['cmd'] and '--output-format=json+' in res['cmd']
     assert os.listdir(tmp_path) == []
 
 

@@ -53,7 +53,8 @@ def test_records_match_the_json(read_fixture, name):
         assert rec['tool'] == 'fio'
         assert rec['tool_version'] == '3.33'
         assert rec['test'] == job['jobname']
-        assert rec['params'] == job['job options']
+        # the job's options with the [global] ones it inherits, as fio runs it
+        assert rec['params'] == dict(doc.get('global options') or {}, **job['job options'])
         _assert_metrics(rec['metrics'], _expected_metrics(job))
 
 
@@ -97,7 +98,9 @@ def test_randrw_has_both_directions(read_fixture):
 def test_two_job_job_file_gives_two_records(read_fixture):
     records = fio_records(read_fixture('fio/fio-3.33-jobfile-two-jobs.json'), labels={'cell': 'a'})
     assert [r['test'] for r in records] == ['seq-read', 'rand-read']
-    assert [r['params'] for r in records] == [{'rw': 'read', 'bs': '1M'}, {'rw': 'randread', 'bs': '4k'}]
+    inherited = {'directory': '/var/tmp/fiot', 'size': '32M', 'direct': '1', 'runtime': '2'}   # [global]
+    assert [r['params'] for r in records] == [dict(inherited, rw='read', bs='1M'), dict(inherited, rw='randread', bs='4k')]
+    assert all('workers' not in r for r in records)     # one worker each
     assert all(r['labels'] == {'cell': 'a'} for r in records)
     assert records[0]['metrics']['read_throughput']['value'] == pytest.approx(3093.849427)
     assert records[1]['metrics']['read_iops']['value'] == pytest.approx(26676.161919)

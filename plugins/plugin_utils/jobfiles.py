@@ -1,0 +1,114 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""fio job files named by a matrix (``{tool: fio, params: {job_file: <file on the controller>}}``),
+on the controller, before any host is touched.
+
+Each job file is read, parsed and checked the way the fio module will check it on the target
+(module_utils/fiojob: [global] inheritance, options that run programs, devices), and, when fio is
+installed on the controller, by ``fio --parse-only`` too; a problem names the matrix field, the file
+and the line. Its text then travels in the run's params as ``job_file_content`` (the module runs a
+copy in its work directory), so the content is part of the run key: a changed file is a new cell
+for resume (plugin_utils/resume.py)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ansible.utils.unsafe_proxy import wrap_var
+
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import job_file_in_workdir, job_file_text, parse_only_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import FioJobError, check_fio_job, parse_job_file
+
+MAX_JOB_FILE_BYTES = 1024 * 1024
+# Where the check pretends the work directory is (nothing is created there).
+_CHECK_WORKDIR = '/nonexistent/benchlab-fio-check'
+
+
+def _parse_only(text, sections, origin):
+    """fio --parse-only on the controller (when fio is installed here), or None."""
+    fio = shutil.which('fio')
+    if not fio:
+        return None
+    fd, path = tempfile.mkstemp(prefix='benchlab-jobcheck-', suffix='.fio')
+    try:
+        with os.fdopen(fd, 'w') as f:
+            f.write(text)
+        proc = subprocess.run([fio, '--parse-only', path], capture_output=True, text=True, check=False, timeout=60,
+                              cwd=tempfile.gettempdir(), env=dict(os.environ, LC_ALL='C'))
+    except (OSError, subprocess.SubprocessError) as e:
+        return None if isinstance(e, OSError) else '%s: fio --parse-only did not finish: %s' % (origin, e)
+    finally:
+        os.unlink(path)
+    if proc.returncode == 0:
+        return None
+    return parse_only_problem(proc.stdout + proc.stderr, sections, origin)
+
+
+def check_job_file(path):
+    """(text, problem or None) of one job file; the problem names the file and the line."""
+    origin = path
+    try:
+        with open(path, 'rb') as f:
+            raw = f.read(MAX_JOB_FILE_BYTES + 1)
+    except OSError as e:
+        return None, 'cannot read the fio job file %s: %s' % (path, e.strerror or e)
+    if len(raw) > MAX_JOB_FILE_BYTES:
+        return None, '%s is larger than %d bytes: not a fio job file?' % (path, MAX_JOB_FILE_BYTES)
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as e:
+        return None, '%s is not UTF-8 text (byte %d)' % (path, e.start)
+    try:
+        sections = parse_job_file(text, name=origin)
+        if not any(not s.startswith('global') for s, _v, _l in sections):
+            return None, '%s has no job section (only [global]): fio would run nothing' % path
+        moved, _notes = job_file_in_workdir(sections, _CHECK_WORKDIR, origin=origin)
+        found = check_fio_job(moved, _CHECK_WORKDIR, origin=origin)
+    except FioJobError as e:
+        return None, str(e)
+    if found.get('devices'):
+        return None, ('%s names block device(s) %s: a matrix runs job files on files in the cell\'s path; '
+                      'run device benchmarks with the fio module and destructive: true' % (path, ', '.join(found['devices'])))
+    if found.get('outside'):
+        return None, ('%s writes outside the work directory (%s): benchlab writes only in its own work directory; '
+                      'remove or make these paths relative' % (path, ', '.join('[%s] %s=%s' % o for o in found['outside'])))
+    problem = _parse_only(job_file_text(moved), moved, origin)
+    if problem:
+        return None, problem
+    return text, None
+
+
+def with_job_files(matrix):
+    """(matrix copy with `job_file_content` next to every fio `job_file`, problems); the matrix itself
+    when it names no job file. Relative paths are taken from the current directory (where
+    ansible-playbook runs)."""
+    out = copy.deepcopy(matrix)
+    problems = []
+    cache = {}
+
+    def load(where, params):
+        if not isinstance(params, dict) or not params.get('job_file'):
+            return
+        path = os.path.abspath(os.path.expanduser(str(params['job_file'])))
+        if path not in cache:
+            cache[path] = check_job_file(path)
+        text, problem = cache[path]
+        if problem:
+            problems.append('%s.job_file: %s' % (where, problem))
+            return
+        params['job_file'] = path
+        # data, never a template: a job file's `{{` must reach fio as written (ansible-core < 2.19
+        # would otherwise template the plan's strings again)
+        params['job_file_content'] = wrap_var(text)
+
+    for i, b in enumerate(out.get('benchmarks') or []):
+        if b.get('tool') == 'fio':
+            load('bench_matrix.benchmarks[%d].params' % i, b.get('params'))
+    for i, c in enumerate(out.get('cells') or []):
+        load('bench_matrix.cells[%d].params.fio' % i, (c.get('params') or {}).get('fio'))
+    return (out if cache else matrix), problems

@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""n is the number of repetitions, never of workers: plugin_utils/measurements.py, its use by the
+analysis, the variance gate and resume, and the report callback's repetition stamp. Records of the
+concurrent iperf pairs are built with the module's own record builder over real iperf3 output."""
+
+import copy
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.callback.report import _repetition
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
+from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import measurements
+from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import resume_plan
+
+
+def _pair_record(read_fixture, pair, rep, scale=1.0, cell='lan'):
+    """One pair's record of a concurrent iperf step, from real iperf3 JSON, its throughput scaled so the
+    pairs and repetitions differ."""
+    (rec,) = iperf_records(read_fixture('iperf/' + IPERF3), labels={'cell': cell, 'benchmark': 'net', 'pair': pair,
+                                                                    'pairs': 2})
+    rec['metrics']['throughput']['value'] *= scale
+    return dict(rec, host='h1', repetition=rep)
+
+
+IPERF3 = 'iperf3-3.12-tcp.json'
+
+
+@pytest.fixture
+def pairs(read_fixture):
+    """Two concurrent pairs x three repetitions: six records, three measurements."""
+    return [_pair_record(read_fixture, pair, rep, scale=rep * (1.0 if pair == 1 else 0.5))
+            for rep in (1, 2, 3) for pair in (1, 2)]
+
+
+def test_iperf_fixture_is_there(read_fixture):
+    assert read_fixture('iperf/' + IPERF3)
+
+
+def test_concurrent_pairs_are_one_measurement_per_repetition(pairs):
+    base = pairs[0]['metrics']['throughput']['value']
+    out = measurements(pairs)
+    assert len(out) == 3
+    for rep, m in zip((1, 2, 3), out):
+        assert m['repetition'] == rep
+        # the step's aggregate: the sum of the pairs' throughputs
+        assert m['metrics']['throughput']['value'] == pytest.approx(base * rep * 1.5)
+        assert m['workers']['count'] == 2 and m['workers']['kind'] == 'concurrent pairs'
+        assert [d['name'] for d in m['workers']['detail']] == ['pair 1', 'pair 2']
+        assert m['workers']['detail'][1]['metrics']['throughput'] == pytest.approx(base * rep * 0.5)
+        assert 'pair' not in m['labels'] and m['labels']['pairs'] == 2
+        assert validate_record(dict((k, v) for k, v in m.items() if k not in ('host', 'hosts'))) == []
+
+
+def test_the_report_counts_repetitions_not_pairs(pairs):
+    base = pairs[0]['metrics']['throughput']['value']
+    (bench,) = analyze(pairs)['benchmarks']
+    (cell,) = bench['cells']
+    assert cell['n'] == 3                                  # not 6
+    s = cell['metrics']['throughput']
+    assert s['n'] == 3
+    assert s['values'] == pytest.approx([base * 1.5, base * 3.0, base * 4.5])
+    assert s['mean'] == pytest.approx(base * 3.0)
+    assert not [f for f in cell['flags'] if f['code'] == 'duplicate_runs']
+
+
+def test_a_missing_pair_is_said(pairs):
+    out = measurements(pairs[:1] + pairs[2:])
+    assert out[0]['workers']['count'] == 1
+    assert any('only 1 of the 2 concurrent pairs' in w for w in out[0]['warnings'])
+
+
+def test_latency_like_metrics_take_the_worst_pair():
+    recs = []
+    for pair, (mbit, jitter, lost) in enumerate([(100.0, 0.5, 1.0), (80.0, 2.0, 0.2)], 1):
+        r = new_record('iperf3', 'udp', {'throughput': metric(mbit, 'Mbit/s'), 'jitter': metric(jitter, 'ms', 'lower'),
+                                         'lost_pct': metric(lost, '%', 'lower'), 'retransmits': metric(3, 'count', 'lower')},
+                       labels={'cell': 'c', 'benchmark': 'u', 'pair': pair, 'pairs': 2})
+        recs.append(dict(r, repetition=1))
+    (m,) = measurements(recs)
+    assert m['metrics']['throughput']['value'] == 180.0
+    assert m['metrics']['jitter']['value'] == 2.0
+    assert m['metrics']['lost_pct']['value'] == 1.0
+    assert m['metrics']['retransmits']['value'] == 6.0
+
+
+def test_a_duplicate_repetition_is_counted_once_and_flagged():
+    recs = [dict(new_record('dd', 'write', {'throughput': metric(v, 'MB/s')}, labels={'cell': 'c', 'benchmark': 'd'}),
+                 repetition=rep) for v, rep in ((100.0, 1), (110.0, 2), (130.0, 2))]
+    (bench,) = analyze(recs)['benchmarks']
+    (cell,) = bench['cells']
+    assert cell['n'] == 2
+    assert cell['metrics']['throughput']['values'] == [100.0, 120.0]
+    (flag,) = [f for f in cell['flags'] if f['code'] == 'duplicate_runs']
+    assert 'counted once' in flag['message']
+
+
+def test_records_without_repetition_count_as_before():
+    recs = [new_record('dd', 'write', {'throughput': metric(v, 'MB/s')}, labels={'cell': 'c', 'benchmark': 'd'})
+            for v in (100.0, 110.0, 130.0)]
+    (bench,) = analyze(recs)['benchmarks']
+    assert bench['cells'][0]['n'] == 3
+
+
+def test_fio_job_file_with_numjobs_two_repetitions_is_n_2(read_fixture):
+    """tiobench-style: 4 groups x numjobs=4 in each of 2 repetitions: 4 tables, each n=2 (was 4 x n=8)."""
+    text = read_fixture('fio/fio-3.33-tiobench-threads.json+normal')
+    recs = []
+    for rep in (1, 2):
+        recs.extend(dict(r, repetition=rep) for r in fio_records(text, labels={'cell': 'c', 'benchmark': 'tio'}))
+    out = analyze(recs)['benchmarks']
+    assert [b['test'] for b in out] == ['seq-write', 'seq-read', 'rand-write', 'rand-read']
+    for b in out:
+        assert b['cells'][0]['n'] == 2
+        d = 'write' if 'write' in b['test'] else 'read'
+        one = [r for r in recs if r['test'] == b['test']][0]
+        assert b['cells'][0]['metrics'][d + '_iops']['mean'] == pytest.approx(one['metrics'][d + '_iops']['value'])
+
+
+def test_gate_counts_repetitions(pairs):
+    status = gate_status(pairs, max_cv=0.01, max_repetitions=3)
+    assert status['n'] == 3 and status['capped']
+
+
+def test_resume_runs_exactly_the_missing_repetition():
+    matrix = {'name': 'r', 'repetitions': 3, 'cells': [{'name': 'a', 'host': 'h1', 'path': '/var/tmp'}],
+              'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]}
+    plan = expand_plan(matrix, inventory_hosts=['h1'])
+    recs = [dict(new_record('dd', 'write', {'throughput': metric(100.0, 'MB/s')},
+                            labels={'cell': 'a', 'benchmark': 'dd-write'}, params={'guards': {}}),
+                 host='h1', repetition=rep) for rep in (1, 3)]     # repetition 2 failed
+    out = resume_plan(plan, copy.deepcopy(plan), recs, 'run-1')
+    assert [r['repetition'] for r in out['runs']] == [2]
+    assert out['resume']['done'] == [{'benchmark': 'dd-write', 'cell': 'a', 'runs': 2}]
+
+
+def test_callback_stamps_the_repetition_of_the_announced_run():
+    run = {'cell': 'a', 'benchmark': 'b', 'repetition': 2}
+    assert _repetition(run, {'cell': 'a', 'benchmark': 'b', 'pair': 2}) == 2
+    assert _repetition(dict(run, repetition='3'), {'cell': 'a', 'benchmark': 'b'}) == 3
+    assert _repetition(run, {'cell': 'other', 'benchmark': 'b'}) is None     # not this run's record
+    assert _repetition(None, {'cell': 'a', 'benchmark': 'b'}) is None
+    assert _repetition(dict(run, repetition=True), {'cell': 'a', 'benchmark': 'b'}) is None
+
+
+def test_results_document_and_report_say_workers_and_n(pairs, read_fixture):
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
+    import json
+    text = read_fixture('fio/fio-3.33-tiobench-threads.json+normal')
+    recs = list(pairs)
+    for rep in (1, 2):
+        recs.extend(dict(r, repetition=rep, host='h1') for r in fio_records(text, labels={'cell': 'lan', 'benchmark': 'tio'}))
+    analysis = analyze(recs)
+    doc = dict(run_id='r1', started='2026-12-03T10:00:00Z', finished='2026-12-03T10:01:00Z', status='complete',
+               records=recs, environment={}, plan=None, analysis=analysis, invalid=[], failed=[])
+    assert results_problems(json.loads(results_json(doc))) == []
+    cells = {b['name']: b['cells'][0] for b in analysis['benchmarks']}
+    assert cells['net']['workers'] == {'count': 2, 'kind': 'concurrent pairs'} and cells['net']['n_records'] == 6
+    assert cells['tio seq-write']['workers'] == {'count': 4, 'kind': 'fio numjobs'}
+    report = render_markdown(analysis, {'run_id': 'r1'})
+    assert 'lan: n=3, no variance gate; each run: 2 workers at once (concurrent pairs), one measurement' in report
+    assert 'lan: n=2, no variance gate; each run: 4 workers at once (fio numjobs)' in report
+    assert '- **records**: %d' % len(recs) in report
+
+
+@pytest.mark.parametrize('name, count', [
+    ('iperf3-3.12-tcp-P2.json', 2), ('iperf-2.1.8-tcp-P2.txt', 2), ('iperf-2.1.8-tcp-P2-csv.csv', 2)])
+def test_iperf_parallel_streams_are_one_record_with_stream_detail(read_fixture, name, count):
+    (rec,) = iperf_records(read_fixture('iperf/' + name))
+    assert validate_record(rec) == []
+    w = rec['workers']
+    assert w['count'] == count and w['kind'] == 'iperf parallel streams'
+    assert len(w['detail']) == count
+    streams = sum(d['metrics']['throughput'] for d in w['detail'])
+    # the record's figure is the tool's own sum over the streams (iperf3 end.sum_received, iperf2 [SUM])
+    assert rec['metrics']['throughput']['value'] == pytest.approx(streams, rel=0.02)
+
+
+def test_iperf3_udp_streams_detail_their_sending_rate(read_fixture):
+    import json
+    text = read_fixture('iperf/iperf3-3.12-udp-b5G-P2.json')
+    (rec,) = iperf_records(text)
+    detail = rec['workers']['detail']
+    assert [sorted(d['metrics']) for d in detail] == [['jitter', 'lost_pct', 'sent_throughput']] * 2
+    sent = json.loads(text)['end']['sum_sent']['bits_per_second'] / 1e6
+    assert sum(d['metrics']['sent_throughput'] for d in detail) == pytest.approx(sent)
+    assert rec['metrics']['throughput']['value'] < sent       # the record's figure is what arrived
+
+
+def test_single_stream_has_no_workers(read_fixture):
+    (rec,) = iperf_records(read_fixture('iperf/iperf3-3.12-tcp.json'))
+    assert 'workers' not in rec
+
+
+def test_dbench_clients_and_sysbench_threads_say_their_aggregate(read_fixture):
+    from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
+    from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
+    rec = dbench_record(read_fixture('dbench/dbench-4.0-4clients.txt'))
+    assert validate_record(rec) == []
+    assert rec['workers'] == {'count': 4, 'kind': 'dbench clients',
+                              'aggregate': "dbench's Throughput line: all clients together; max_latency the worst client's"}
+    assert 'workers' not in dbench_record(read_fixture('dbench/dbench-4.0-1client.txt'))
+    rec = sysbench_record(read_fixture('sysbench/sysbench-1.0.20-rndwr-2threads-4k-fsync10.txt'))
+    assert validate_record(rec) == [] and rec['workers']['count'] == 2 and rec['workers']['kind'] == 'sysbench threads'
+    assert 'workers' not in sysbench_record(read_fixture('sysbench/sysbench-1.0.20-rndrw.txt'))
