@@ -19,17 +19,17 @@ entries, per host in the order the host would run them:
 
 from __future__ import annotations
 
-import re
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import _md as _md_text
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 
 DRY_RUN_STATUS = 'dry run'
 DRY_RUN_SCHEMA_VERSION = 1
 _LISTS = ('argv', 'writes', 'creates', 'removes')
-# Control characters (C0, DEL, C1) never reach the terminal or the report from a task's output.
-_CONTROL_RE = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f]')
 
 
 def _clean(value, limit=2000):
-    text = _CONTROL_RE.sub('?', str(value))
+    """A task's value as inert text: control characters shown as visible escapes (render.printable)."""
+    text = printable(value)
     return text if len(text) <= limit else text[:limit] + '...'
 
 
@@ -39,6 +39,10 @@ def _str_list(value):
     if isinstance(value, (list, tuple)):
         return [_clean(v, 500) for v in value]
     return [_clean(value, 500)]
+
+
+def _clean_opt(value):
+    return None if value is None else _clean(value, 300)
 
 
 class DryRun(object):
@@ -56,7 +60,7 @@ class DryRun(object):
     def _base(self, kind, host, task, action, run, index):
         run = run if isinstance(run, dict) else {}
         return dict(kind=kind, host=_clean(host, 200), task=_clean(task, 300), action=_clean(action, 200),
-                    step=index, cell=run.get('cell'), benchmark=run.get('benchmark'),
+                    step=index, cell=_clean_opt(run.get('cell')), benchmark=_clean_opt(run.get('benchmark')),
                     repetition=run.get('repetition'))
 
     def add_run(self, host, task, action, plan, run=None, index=None):
@@ -120,11 +124,6 @@ def _code(text):
     while fence in text:
         fence += '`'
     return '%s %s %s' % (fence, text, fence) if text.startswith('`') or text.endswith('`') else fence + text + fence
-
-
-def _md_text(text):
-    """Plain Markdown text: characters that make links, images, emphasis, HTML or tables escaped."""
-    return re.sub(r'([\\`*_{}\[\]()<>#+!|~])', r'\\\1', str(text).replace('\n', ' '))
 
 
 def render_markdown(doc):
