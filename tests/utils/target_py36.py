@@ -74,7 +74,7 @@ def find_py36():
 
 
 def run_vermin(files):
-    argv = [sys.executable, '-m', 'vermin', '--target=3.6-', '--violations', '--eval-annotations',
+    argv = [sys.executable, '-c', 'import sys, vermin; sys.exit(vermin.main())', '--target=3.6-', '--violations', '--eval-annotations',
             '--no-tips', '--no-make-paths-absolute', '-vv'] + files
     try:
         import vermin  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
