@@ -4,8 +4,6 @@
 """Target-side helpers the benchmark modules share: private work directories, cache dropping,
 RAM size, the methodology guards and the common module options (labels, guards)."""
 
-from __future__ import annotations
-
 import os
 import shutil
 import tempfile

@@ -21,8 +21,6 @@ github.com/sahlberg/dbench), so its MB already is 10^6 bytes and no conversion i
 The table's latencies are ``1000 * seconds`` (ms); ``max_latency`` is in ms.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record

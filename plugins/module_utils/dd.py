@@ -13,8 +13,6 @@ Formats read (fixtures in tests/unit/fixtures/dd, each with the command that mad
   comes from the block size given by the caller and the time from a ``time`` ``real`` line.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record

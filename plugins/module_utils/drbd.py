@@ -8,8 +8,6 @@ Everything here is pure (no I/O): the modules drbd_resource, drbd_md, drbd_lifec
 drbd_status run the commands and hand the text to these functions.
 """
 
-from __future__ import annotations
-
 import json
 import re
 

@@ -8,8 +8,6 @@ marks failed jobs with a non-zero ``error``; both are reported, never parsed as 
 Fixtures: tests/unit/fixtures/fio (fio 3.33, with the commands in their README).
 """
 
-from __future__ import annotations
-
 import json
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record

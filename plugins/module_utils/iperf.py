@@ -18,8 +18,6 @@ Throughput is in Mbit/s (10^6 bits/s): what the receiver got where the output sa
 ``sum_received``, the iperf2 UDP server report), otherwise what the sender wrote (iperf2 TCP).
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re

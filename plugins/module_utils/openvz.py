@@ -20,8 +20,6 @@ Nothing here runs a command: ``plan()`` compares what is wanted with what exists
 lists to run, in order. The module runs them (or returns them in check mode).
 """
 
-from __future__ import annotations
-
 import json
 import re
 import shlex

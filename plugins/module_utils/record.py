@@ -8,8 +8,6 @@ the controller with `validate_record` against `schemas/record-v1.json` (jsonsche
 there only, never on a target).
 """
 
-from __future__ import annotations
-
 import datetime
 import json
 import os

@@ -30,8 +30,6 @@ zeros), so storage that skips, compresses or deduplicates zero blocks reports wr
 never reached: every record carries ZERO_DATA_WARNING.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record

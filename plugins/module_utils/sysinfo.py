@@ -4,8 +4,6 @@
 """Pure parsers for the environment a benchmark ran in: /proc/cpuinfo, /proc/meminfo,
 /etc/os-release and /proc/self/mountinfo, plus the virtualization verdict."""
 
-from __future__ import annotations
-
 import os
 
 
