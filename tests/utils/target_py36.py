@@ -96,7 +96,7 @@ def main(argv=None):
     if not files:
         print('target_py36: no .py files under %s' % ', '.join(args.dirs))
         return 2
-    rel = [os.path.relpath(f, ROOT) for f in files]
+    rel = [os.path.relpath(f, ROOT) if not os.path.relpath(f, ROOT).startswith('..') else f for f in files]
     if args.fix:
         changed = [r for f, r in zip(files, rel) if fix(f)]
         print('target_py36: removed `from __future__ import annotations` from %d file(s)%s'
