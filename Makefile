@@ -12,7 +12,7 @@ SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: bench test test-vm setup venv tools sanity lint target-py36 units fuzz integration compat perf build clean clean-lab libvirt-py
+.PHONY: bench test test-vm setup venv tools sanity lint target-py36 units fuzz integration compat perf build ee-context clean clean-lab libvirt-py
 
 # The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
 # the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
@@ -127,6 +127,14 @@ test-vm: setup libvirt-py
 
 build: venv
 	mkdir -p build && $(BIN)/ansible-galaxy collection build --force --output-path build .
+
+# The AWX execution environment's build context (execution-environment.yml) in build/ee: the
+# collection and community.libvirt as tarballs in build/ee-dist. No image is built here.
+ee-context: venv $(COMMUNITY_LIBVIRT)
+	rm -rf build/ee build/ee-dist && mkdir -p build/ee-dist
+	$(BIN)/ansible-galaxy collection build --force --output-path build/ee-dist .
+	$(BIN)/python tests/utils/collection_tarball.py $(COMMUNITY_LIBVIRT) build/ee-dist
+	$(BIN)/ansible-builder create -f execution-environment.yml -c build/ee
 
 clean:
 	rm -rf build .collections benchlab-runs .pytest_cache $(CORE216) $(CORE220)

@@ -101,7 +101,9 @@ def test_installed_with_dependencies_documents_and_parses(tmp_path, dist):
 
 def test_tarball_holds_the_collection_and_no_dev_files(tarball):
     names = subprocess.run(['tar', '-tzf', str(tarball)], capture_output=True, text=True, check=True).stdout.split()
-    assert not [n for n in names if n.startswith('.venv')]
+    assert not [n for n in names if n.startswith(('.venv', 'ee/', 'execution-environment.yml'))]
+    # what ansible-builder reads from an installed collection (meta/execution-environment.yml)
+    assert {'meta/execution-environment.yml', 'meta/ee-requirements.txt', 'bindep.txt'} <= set(names)
     assert 'plugins/callback/report.py' in names
     assert 'plugins/module_utils/schemas/record-v1.json' in names
     assert 'playbooks/bench.yml' in names
