@@ -12,7 +12,7 @@ SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: bench test test-vm setup venv tools sanity lint units fuzz integration perf build clean clean-lab libvirt-py
+.PHONY: bench test test-vm setup venv tools sanity lint target-py36 units fuzz integration compat perf build ee-context clean clean-lab libvirt-py
 
 # The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
 # the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
@@ -24,7 +24,7 @@ bench: setup
 clean-lab: venv $(COLL_LINK)
 	$(BIN)/ansible-playbook playbooks/teardown.yml -i inventories/local
 
-test: setup sanity lint units fuzz integration
+test: setup sanity lint target-py36 units fuzz integration compat
 
 setup: venv $(COLL_LINK) $(COMMUNITY_LIBVIRT) tools
 
@@ -73,6 +73,12 @@ sanity: venv
 lint: venv $(COLL_LINK)
 	$(BIN)/ansible-lint
 
+# Target code (plugins/modules, plugins/module_utils: what runs on the hosts) needs no more than
+# Python 3.6: vermin --target=3.6- and a compile with pyenv's 3.6 over every file there.
+# `tests/utils/target_py36.py --fix` removes `from __future__ import annotations`.
+target-py36: venv
+	$(BIN)/python tests/utils/target_py36.py
+
 units: venv $(COLL_LINK)
 	$(BIN)/python -m pytest tests/unit -q
 
@@ -83,6 +89,32 @@ fuzz: venv $(COLL_LINK)
 
 integration: setup libvirt-py
 	$(BIN)/python -m pytest tests/integration -q
+
+# The supported range of controllers, each in its own venv: ansible-core 2.16 (Python 3.11; also
+# every benchmark module on real Python 3.6 and 3.13 targets and the Python 2.7 message) and 2.20
+# (pyenv's Python 3.12): the unit tests and the quick local matrix, one repetition; the same
+# matrix run under the default 2.19 (which runs the whole suite besides). About 4 minutes.
+CORE216 := .venv-core216
+CORE220 := .venv-core220
+PYTHON312 ?= $(shell pyenv prefix 3.12 2>/dev/null)/bin/python3.12
+
+compat: venv $(CORE216)/.installed $(CORE220)/.installed $(COLL_LINK)
+	BENCHLAB_EXPECT_CORE=2.16 $(CORE216)/bin/python -m pytest tests/unit -q -p no:cacheprovider
+	BENCHLAB_EXPECT_CORE=2.16 $(CORE216)/bin/python -m pytest tests/compat -q -p no:cacheprovider
+	BENCHLAB_EXPECT_CORE=2.20 $(CORE220)/bin/python -m pytest tests/unit -q -p no:cacheprovider
+	BENCHLAB_EXPECT_CORE=2.20 $(CORE220)/bin/python -m pytest tests/compat/test_core_playbook.py -q -p no:cacheprovider
+	BENCHLAB_EXPECT_CORE=2.19 $(BIN)/python -m pytest tests/compat/test_core_playbook.py -q -p no:cacheprovider
+
+$(CORE216)/.installed: tests/requirements-core216.txt
+	test -x $(CORE216)/bin/python || $(PYTHON) -m venv $(CORE216)
+	$(CORE216)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements-core216.txt
+	touch $@
+
+$(CORE220)/.installed: tests/requirements-core220.txt
+	test -x $(PYTHON312) || { echo "no Python 3.12 for ansible-core 2.20 (pyenv install 3.12, or make PYTHON312=...)"; exit 1; }
+	test -x $(CORE220)/bin/python || $(PYTHON312) -m venv $(CORE220)
+	$(CORE220)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements-core220.txt
+	touch $@
 
 # The performance figures (a benchmark, not a test): fidelity of dd/fio through the modules,
 # playbook overhead per cell, the 100,000-record report. Writes perf/results.json.
@@ -97,5 +129,13 @@ test-vm: setup libvirt-py
 build: venv
 	mkdir -p build && $(BIN)/ansible-galaxy collection build --force --output-path build .
 
+# The AWX execution environment's build context (execution-environment.yml) in build/ee: the
+# collection and community.libvirt as tarballs in build/ee-dist. No image is built here.
+ee-context: venv $(COMMUNITY_LIBVIRT)
+	rm -rf build/ee build/ee-dist && mkdir -p build/ee-dist
+	$(BIN)/ansible-galaxy collection build --force --output-path build/ee-dist .
+	$(BIN)/python tests/utils/collection_tarball.py $(COMMUNITY_LIBVIRT) build/ee-dist
+	$(BIN)/ansible-builder create -f execution-environment.yml -c build/ee
+
 clean:
-	rm -rf build .collections benchlab-runs .pytest_cache
+	rm -rf build .collections benchlab-runs .pytest_cache $(CORE216) $(CORE220)

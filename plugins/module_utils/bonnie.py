@@ -16,8 +16,6 @@ Formats read (fixtures in tests/unit/fixtures/bonnie, each with its command or i
 Throughputs are KiB/s in bonnie++ (K = 1024 bytes) and become MB/s (10^6 bytes/s).
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record

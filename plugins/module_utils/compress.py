@@ -13,8 +13,6 @@ with every Python 3 on every target (only ``random.Random(seed).random()`` is us
 cells of a matrix compress the same data; its SHA-256 goes on the record.
 """
 
-from __future__ import annotations
-
 import array
 import bisect
 import hashlib

@@ -13,8 +13,6 @@
 What was done is returned for the record's ``params.guards``; what went wrong becomes a warning.
 """
 
-from __future__ import annotations
-
 import os
 import time
 

@@ -7,8 +7,6 @@ Commands are argv lists (never shell strings) and run under the C locale, so tha
 printed with a decimal point and messages are in English whatever the target's locale is.
 """
 
-from __future__ import annotations
-
 import time
 
 C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}

@@ -10,8 +10,6 @@ The Student t distribution comes from the regularized incomplete beta function (
 fraction, as in Numerical Recipes 6.4); quantiles are found by bisection on the CDF.
 """
 
-from __future__ import annotations
-
 import functools
 import math
 

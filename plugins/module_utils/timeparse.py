@@ -17,8 +17,6 @@ Other lines (the timed command's own output, a mail around a transcript) are ski
 other parsers this one returns plain dicts, not result records: ``time`` measures any command.
 """
 
-from __future__ import annotations
-
 import re
 
 NUMBER = r'\d+(?:[.,]\d+)?'

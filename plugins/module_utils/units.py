@@ -7,8 +7,6 @@ Canonical units (DESIGN.md section 3): throughput MB/s (10^6 bytes/s), network M
 latency ms. Everything that converts goes through here.
 """
 
-from __future__ import annotations
-
 import re
 
 _SIZE_RE = re.compile(r'^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[kmgtp]?)(?P<i>i?)(?P<b>b?)\s*$', re.IGNORECASE)

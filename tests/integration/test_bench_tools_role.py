@@ -59,8 +59,33 @@ def test_every_tool_resolves_to_packages(tmp_path, env, vars_file, expected):
     assert task_results(out, 'show')[0]['__bench_tools_packages'] == expected
 
 
-def test_a_tool_without_a_package_fails_with_its_name(tmp_path, env):
+def test_default_list_on_el9_leaves_dbench_out_with_a_warning(tmp_path, env):
+    """EL 9 has no dbench package: the default tool list still resolves (the role does not fail),
+    the warning names dbench, and bench_tools_skipped says what was left out."""
     rc, out = resolve(tmp_path, env, 'RedHat-9.yml')
+    assert rc == 0, failures(out)
+    assert task_results(out, 'show')[0]['__bench_tools_packages'] == [
+        'coreutils', 'fio', 'bonnie++', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz', 'zstd', 'time']
+    (warning,) = task_results(out, 'Warn about the tools left out (no package on this platform)')
+    assert warning['msg'].startswith('WARNING: bench_tools: no package for dbench on') and 'bench_tools_tools' in warning['msg']
+    (found,) = task_results(out, 'Find the tools this platform has no package for')
+    assert found['ansible_facts']['bench_tools_skipped'] == ['dbench']
+
+
+@pytest.mark.parametrize('vars_file', ['Debian.yml', 'RedHat-7.yml', 'RedHat-8.yml', 'RedHat-9.yml'])
+def test_default_list_resolves_on_every_platform(tmp_path, env, vars_file):
+    rc, out = resolve(tmp_path, env, vars_file)
+    assert rc == 0, failures(out)
+    assert task_results(out, 'show')[0]['__bench_tools_packages']
+
+
+def test_a_tool_without_a_package_fails_with_its_name_when_asked(tmp_path, env):
+    tasks_vars = {'bench_tools_missing': 'fail'}
+    tasks = [
+        {'name': 'platform vars', 'ansible.builtin.include_vars': str(ROLE / 'vars' / 'RedHat-9.yml')},
+        {'name': 'resolve', 'ansible.builtin.include_role': {'name': 'benchlab.bench.bench_tools', 'tasks_from': 'resolve'}},
+    ]
+    rc, out = play(tmp_path, env, tasks, tasks_vars)
     assert rc != 0
     failed = failures(out)
     assert 'No package for dbench' in failed[0]['msg'] and 'bench_tools_tools' in failed[0]['msg']
