@@ -16,7 +16,21 @@ from collections import namedtuple
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core < 2.19 (`make compat` runs the unit tests under 2.16)
+    import contextlib
+
+    from ansible.module_utils import basic
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode()
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
 
 from ansible_collections.benchlab.bench.plugins.module_utils import workdir as wd
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import free_space_problem, space_needed
