@@ -9,11 +9,14 @@ it through benchlab:
 - a process whose argv names `/var/tmp/benchlab-canary-<pid>/...` (a `sleep`, started through a
   symlink in the tree so argv[0] carries the path: `pkill -f <cell>/benchlab-` would kill it);
 - a loop device attached to an image `/var/tmp/benchlab-canary-<pid>.img` of random data, its
-  content's SHA-256 recorded.
+  content's SHA-256 recorded;
+- an LXC container `bl-benchlab-canary-<pid>` (`lxc-create -t none`: a configuration, no root file system)
+  named with the local lab's default prefix `bl`, so a lab teardown by name pattern would take it;
+  its configuration's SHA-256 recorded.
 
 At session end it checks all of them untouched (every file's checksum and no file added or
 removed, the process alive with the same argv, the loop device attached to its image with the
-same content), then removes them. A touched canary fails the session (exit status 1) with a
+same content, the container still defined with the same configuration), then removes them. A touched canary fails the session (exit status 1) with a
 message saying what was touched; the terminal summary says `benchlab canary: ...` either way.
 """
 
@@ -29,6 +32,7 @@ import pytest
 ROOTS = ('/var/tmp', '/dev/shm')
 SLEEP = shutil.which('sleep') or '/bin/sleep'
 IMAGE_BYTES = 4 * 1024 * 1024
+LXC_PATH = Path('/var/lib/lxc')
 
 
 def _sha256(path):
@@ -66,8 +70,11 @@ def _cmdline(pid):
 class Canary(object):
     """One canary: made by make(), checked by problems(), removed by remove()."""
 
-    def __init__(self, tag=None, roots=ROOTS, loop=True):
+    def __init__(self, tag=None, roots=ROOTS, loop=True, lxc=True):
         self.tag = tag or 'benchlab-canary-%d' % os.getpid()
+        self.want_lxc = lxc
+        self.container = None
+        self.container_sha = None
         self.trees = [Path(r) / self.tag for r in roots]
         self.image = Path(roots[0]) / (self.tag + '.img')
         self.want_loop = loop
@@ -100,6 +107,8 @@ class Canary(object):
                                          stderr=subprocess.DEVNULL, start_new_session=True)
             if self.want_loop:
                 self._make_loop()
+            if self.want_lxc:
+                self._make_container()
         except BaseException:
             self.remove()
             raise
@@ -118,6 +127,18 @@ class Canary(object):
             return
         self.loop = proc.stdout.strip()
         self.loop_sha = _sha256(self.loop)
+
+    def _make_container(self):
+        if os.geteuid() != 0 or not shutil.which('lxc-create'):
+            self.notes.append('no LXC container (needs root and lxc-create)')
+            return
+        name = 'bl-' + self.tag
+        proc = subprocess.run(['lxc-create', '-n', name, '-t', 'none'], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            self.notes.append('no LXC container (lxc-create: %s)' % proc.stderr.strip())
+            return
+        self.container = name
+        self.container_sha = _sha256(str(LXC_PATH / name / 'config'))
 
     # -- checking -------------------------------------------------------------------------------
 
@@ -149,6 +170,12 @@ class Canary(object):
                 out.append('loop device %s was detached from %s (backing file now %s)' % (self.loop, self.image, backing))
             elif _sha256(self.loop) != self.loop_sha:
                 out.append('loop device %s was written (its content changed)' % self.loop)
+        if self.container:
+            config = LXC_PATH / self.container / 'config'
+            if not config.is_file():
+                out.append('LXC container %s was destroyed' % self.container)
+            elif _sha256(str(config)) != self.container_sha:
+                out.append('LXC container %s was reconfigured' % self.container)
         return out
 
     def _backing(self):
@@ -163,6 +190,8 @@ class Canary(object):
             parts.append('process %d' % self.proc.pid)
         if self.loop:
             parts.append('loop device %s on %s' % (self.loop, self.image))
+        if self.container:
+            parts.append('LXC container %s' % self.container)
         return ', '.join(parts) + ''.join('; %s' % n for n in self.notes)
 
     # -- removing -------------------------------------------------------------------------------
@@ -178,6 +207,9 @@ class Canary(object):
                     break
                 time.sleep(0.1)
             self.loop = None
+        if self.container and (LXC_PATH / self.container / 'config').is_file():
+            subprocess.run(['lxc-destroy', '-n', self.container], capture_output=True, check=False)
+        self.container = None
         for root in self.trees:
             shutil.rmtree(str(root), ignore_errors=True)
         if self.image.exists():

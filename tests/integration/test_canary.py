@@ -1,6 +1,6 @@
 """The canary itself (tests/integration/canary.py): it is in place while the tests run, and its
 check finds every kind of touch (a file changed, added or removed, a tree removed, the process
-killed, the loop device written or detached). The session's own canary is checked at the end;
+killed, the loop device written or detached, the LXC container destroyed). The session's own canary is checked at the end;
 the terminal summary says `benchlab canary: checked, untouched: ...`."""
 
 import os
@@ -21,6 +21,7 @@ def test_the_session_canary_is_in_place():
     if os.geteuid() == 0:
         assert canary.loop and Path('/sys/block/%s/loop/backing_file' % os.path.basename(canary.loop)).read_text().strip() \
             == str(canary.image)
+        assert canary.container and (Path('/var/lib/lxc') / canary.container / 'config').is_file()
     assert canary.problems() == []
 
 
@@ -54,6 +55,9 @@ def test_the_canary_check_finds_every_touch(tmp_path):
                     break
                 time.sleep(0.1)
             assert canary.problems()[-1].startswith('loop device %s was detached from %s' % (loop, canary.image))
+        if canary.container:
+            subprocess.run(['lxc-destroy', '-n', canary.container], capture_output=True, check=True)
+            assert canary.problems()[-1] == 'LXC container %s was destroyed' % canary.container
     finally:
         canary.remove()
     assert not any(t.exists() for t in canary.trees) and not canary.image.exists()
