@@ -32,7 +32,7 @@ import struct
 import subprocess
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo, unescape_octal
 
 OPTION_DESTRUCTIVE = 'destructive: true'
 OPTION_FORCE = 'force: true'
@@ -161,18 +161,6 @@ def device_size(node, path=None):
 
 # ---- /proc --------------------------------------------------------------------------------------
 
-def _unescape_octal(field):
-    out, i = '', 0
-    while i < len(field):
-        if field[i] == '\\' and field[i + 1:i + 4].isdigit() and len(field[i + 1:i + 4]) == 3:
-            out += chr(int(field[i + 1:i + 4], 8))
-            i += 4
-        else:
-            out += field[i]
-            i += 1
-    return out
-
-
 def parse_swaps(text):
     """/proc/swaps -> [{filename, type}] (octal escapes undone, ' (deleted)' removed)."""
     out = []
@@ -183,7 +171,7 @@ def parse_swaps(text):
             del parts[1]
         if len(parts) < 2:
             continue
-        name = _unescape_octal(parts[0])
+        name = unescape_octal(parts[0])
         if name.endswith('(deleted)'):
             name = name[:-len('(deleted)')].rstrip()
         out.append({'filename': name, 'type': parts[1]})

@@ -76,12 +76,14 @@ def parse_os_release(text):
             'pretty_name': values.get('PRETTY_NAME')}
 
 
-def _unescape_mount(field):
-    # mountinfo escapes space, tab, newline and backslash as octal (\040 ...).
+def unescape_octal(field):
+    """Undo the kernel's octal escapes of /proc/self/mountinfo and /proc/swaps (space, tab, newline
+    and backslash become \\040 ...)."""
     out, i = '', 0
     while i < len(field):
-        if field[i] == '\\' and i + 3 < len(field) + 1 and field[i + 1:i + 4].isdigit():
-            out += chr(int(field[i + 1:i + 4], 8))
+        code = field[i + 1:i + 4]
+        if field[i] == '\\' and len(code) == 3 and code.isdigit():
+            out += chr(int(code, 8))
             i += 4
         else:
             out += field[i]
@@ -103,10 +105,10 @@ def parse_mountinfo(text):
         mount_opts = lf[5]
         super_opts = rf[2] if len(rf) > 2 else ''
         mounts.append({
-            'mountpoint': _unescape_mount(lf[4]),
+            'mountpoint': unescape_octal(lf[4]),
             'major_minor': lf[2],
             'fstype': rf[0],
-            'source': _unescape_mount(rf[1]),
+            'source': unescape_octal(rf[1]),
             'options': mount_opts + ((',' + super_opts) if super_opts else ''),
         })
     return mounts
