@@ -6,6 +6,7 @@ tests/unit/fixtures/fio/jobs (written for these tests)."""
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -104,22 +105,29 @@ def _fio_by_hand(job, cwd):
 
 
 def test_aggregate_iops_is_fios_group_reporting_within_noise(env, area):
-    """Module and fio --group_reporting by hand, alternately, twice each: the module's per-group IOPS
-    within +-35 % of fio's own (this VM's disk is noisy; the exact arithmetic is the unit tests')."""
+    """Module and fio --group_reporting by hand, alternately, three times each, each run on fresh files
+    like the module's (a direct write into newly allocated ext4 extents costs more than into the
+    extents an earlier run left, so a reused directory is not the same measurement): the medians of
+    the module's per-group IOPS within +-40 % of fio's own. This VM's disk is noisy under load; the
+    exact arithmetic (the aggregate equals fio's own group figures of the same run) is the unit tests'."""
     job = _job(area, 'agg.fio', '[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=16m\nnumjobs=4\ntime_based\n'
                                 'runtime=1\n\n[rr]\nrw=randread\n\n[rw]\nstonewall\nrw=randwrite\n')
-    hand_dir = area / 'outside'
     ours, theirs = {'rr': [], 'rw': []}, {'rr': [], 'rw': []}
-    for _skip in range(2):
+    for round_ in range(3):
         rc, status, res = module(env, 'fio', {'path': str(area / 'work'), 'job_file': str(job)})
         assert rc == 0, res
         for rec in res['bench_results']:
             d = 'read' if rec['test'] == 'rr' else 'write'
             assert rec['workers']['count'] == 4
             ours[rec['test']].append(rec['metrics'][d + '_iops']['value'])
-        for name, entry in _fio_by_hand(job, hand_dir).items():
-            theirs[name].append(entry['read' if name == 'rr' else 'write']['iops'])
+        hand_dir = area / ('by-hand-%d' % round_)
+        hand_dir.mkdir()
+        try:
+            for name, entry in _fio_by_hand(job, hand_dir).items():
+                theirs[name].append(entry['read' if name == 'rr' else 'write']['iops'])
+        finally:
+            shutil.rmtree(str(hand_dir))
     for name in ('rr', 'rw'):
-        mine, fio = sum(ours[name]) / 2, sum(theirs[name]) / 2
-        assert mine == pytest.approx(fio, rel=0.35), (name, ours[name], theirs[name])
+        mine, fio = statistics.median(ours[name]), statistics.median(theirs[name])
+        assert mine == pytest.approx(fio, rel=0.4), (name, ours[name], theirs[name])
     assert os.listdir(str(area / 'work')) == []
