@@ -18,6 +18,7 @@ Throughputs are KiB/s in bonnie++ (K = 1024 bytes) and become MB/s (10^6 bytes/s
 
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.common import first_line, quote_line, version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 
 TOOL = 'bonnie++'
@@ -42,13 +43,7 @@ class BonnieParseError(ValueError):
 
 
 def _quote(line):
-    line = line.rstrip('\n')
-    return repr(line if len(line) <= 200 else line[:200] + '...')
-
-
-def _version_tuple(text):
-    m = re.match(r'^(\d+)\.(\d+)', text or '')
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    return quote_line(line, mark='...')
 
 
 def _new_result(source, line):
@@ -113,7 +108,7 @@ def parse_csv_line(line):
     result = _new_result('csv', line.strip())
     if VERSION_RE.match(fields[0]) and len(fields) > 1 and VERSION_RE.match(fields[1]):
         fmt = fields[0]
-        extra = 2 if _version_tuple(fmt) >= (1, 98) else 0
+        extra = 2 if version_tuple(fmt) >= (1, 98) else 0
         expected = 48 + extra
         if len(fields) != expected:
             raise BonnieParseError('bonnie++ CSV line (format %s) has %d fields, expected %d: truncated or not '
@@ -320,13 +315,6 @@ def parse_text_tables(text):
 
 
 # ---------------------------------------------------------------- both
-def _first_line(text):
-    for line in text.splitlines():
-        if line.strip():
-            return line
-    return ''
-
-
 def parse_bonnie(text):
     """Every bonnie++ result in `text` (CSV lines, text tables or both), as a list of result dicts.
 
@@ -357,7 +345,7 @@ def parse_bonnie(text):
     if errors:
         raise BonnieParseError('bonnie++ failed: %s' % '; '.join(errors[:3]))
     raise BonnieParseError('no bonnie++ result (CSV line or text table) in the output; first line: %s'
-                           % _quote(_first_line(text)))
+                           % _quote(first_line(text, strip=False, default='')))
 
 
 def _file_count(files):
@@ -372,7 +360,7 @@ def bonnie_metrics(result):
     too_fast = []
     misprinted = []
     count = _file_count(result['files'])
-    text_200 = result['source'] == 'text' and _version_tuple(result['version']) >= (1, 98)
+    text_200 = result['source'] == 'text' and version_tuple(result['version']) >= (1, 98)
     for test in TESTS:
         if test in result['values']:
             value = result['values'][test]

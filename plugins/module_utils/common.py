@@ -2,10 +2,16 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Target-side helpers the benchmark modules share: cache dropping, RAM size, the methodology
-guards and the common module options (labels, guards, run_id, run_key). Work directories:
-module_utils/workdir.py; the run skeleton: module_utils/benchrun.py."""
+guards, the common module options (labels, guards, run_id, run_key) and the small text helpers
+the parsers share (first_line, quote_line, version_tuple). Work directories: module_utils/workdir.py;
+the run skeleton: module_utils/benchrun.py.
+
+Private to benchlab.bench (no API promise). Used by the benchmark modules and the parsers in
+module_utils (bonnie, iperf, compress).
+"""
 
 import os
+import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo
@@ -64,3 +70,35 @@ def ram_warning(size_bytes, what):
         return ('%s %s is below 2x RAM (%s): the page cache may inflate the result'
                 % (what, format_bytes(size_bytes), format_bytes(ram)))
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# text helpers for parsers' error messages and version checks
+
+def first_line(text, strip=True, default=None):
+    """The first line of `text` that is not blank (stripped unless strip=False), else `default`."""
+    for line in (text or '').splitlines():
+        if line.strip():
+            return line.strip() if strip else line
+    return default
+
+
+def quote_line(line, limit=200, mark=''):
+    """A line quoted for an error message: repr() of at most `limit` characters (`mark` appended
+    when it was cut); '(empty output)' for None."""
+    if line is None:
+        return '(empty output)'
+    line = line.rstrip('\n')
+    return repr(line if len(line) <= limit else line[:limit] + mark)
+
+
+def version_tuple(version):
+    """'2.1.8' -> (2, 1, 8), '1.03e' -> (1, 3): the leading number of each dotted part, up to the
+    first part without one; () for None or text without a leading number."""
+    parts = []
+    for part in (version or '').split('.'):
+        m = re.match(r'\d+', part)
+        if not m:
+            break
+        parts.append(int(m.group(0)))
+    return tuple(parts)

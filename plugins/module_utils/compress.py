@@ -197,7 +197,7 @@ def decompress_argv(binary, compressor, threads, path):
     return _argv(binary, '-d', compressor, threads, path)
 
 
-def record_test_name(compressor, phase, level):
+def compress_test_name(compressor, phase, level):
     """bzip2-9-compress, bzip2-decompress, ..."""
     if phase == 'compress':
         return '%s-%d-compress' % (compressor, level)
@@ -206,7 +206,7 @@ def record_test_name(compressor, phase, level):
     raise CompressError('phase must be compress or decompress, got %r' % (phase,))
 
 
-def parse_version(compressor, text):
+def compressor_version(compressor, text):
     """'bzip2 1.0.8' from what `<compressor> --version` printed (stdout and stderr), or None."""
     for line in (text or '').splitlines():
         if not line.strip():
@@ -239,6 +239,6 @@ def compress_record(compressor, phase, level, nbytes, elapsed, user, sys_, tool_
     """One result record (tool ``compress``) for one timed compress or decompress run."""
     if not nbytes or nbytes <= 0:
         raise CompressError('the input is empty: nothing was measured')
-    return new_record('compress', record_test_name(compressor, phase, level),
+    return new_record('compress', compress_test_name(compressor, phase, level),
                       compress_metrics(nbytes, elapsed, user, sys_), tool_version=tool_version,
                       labels=labels, params=params, warnings=warnings, raw_tail=tail(output, 5), **extra)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The iperf parsers (iperf3 JSON, iperf2 CSV and text) and the one-off server helpers.
+"""The iperf parsers (iperf3 JSON, iperf2 CSV and text), the records and the argv builders (pure).
 
 Formats read (fixtures in tests/unit/fixtures/iperf, each with the command that made it):
 - iperf3 ``-J`` (client or server side). A failed run still prints a document, with an ``error``
@@ -16,18 +16,18 @@ iperf2 reports connection failures on stderr and exits 0; they are errors here.
 
 Throughput is in Mbit/s (10^6 bits/s): what the receiver got where the output says it (iperf3
 ``sum_received``, the iperf2 UDP server report), otherwise what the sender wrote (iperf2 TCP).
+
+The server process (start, recognise, stop) is module_utils/iperf_server.py.
+Private to benchlab.bench (no API promise). Used by modules/iperf.py, filter/parse_iperf.py and,
+through the records, the report callback.
 """
 
 import json
-import os
 import re
-import signal
-import subprocess
-import tempfile
-import time
 
+from ansible_collections.benchlab.bench.plugins.module_utils.common import first_line, quote_line
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, tail
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
 
 CSV_RE = re.compile(r'^\d{14}(?:\.\d+)?,')
 ID = r'\[\s*\*?(?P<id>\d+|SUM(?:-\d+)?)\]'
@@ -66,17 +66,6 @@ class IperfParseError(ValueError):
 # ---------------------------------------------------------------------------------------------
 # helpers
 
-def _first_line(text):
-    for line in (text or '').splitlines():
-        if line.strip():
-            return line.strip()
-    return None
-
-
-def _quote(line):
-    return repr(line[:200]) if line is not None else '(empty output)'
-
-
 def error_lines(*texts):
     """The failure messages iperf printed (connect/read failures, iperf3 errors), in order."""
     found = []
@@ -104,21 +93,11 @@ def version_from_output(text):
     return None
 
 
-def version_tuple(version):
-    parts = []
-    for p in (version or '').split('.'):
-        m = re.match(r'\d+', p)
-        if not m:
-            break
-        parts.append(int(m.group(0)))
-    return tuple(parts)
-
-
 def detect_format(text):
     """'iperf3-json', 'iperf2-csv' or 'iperf2-text'; IperfParseError for anything else."""
     if not isinstance(text, str):
         raise IperfParseError('iperf output must be text, got %s' % type(text).__name__)
-    first = _first_line(text)
+    first = first_line(text)
     if first is None:
         errors = error_lines(text)
         raise IperfParseError('iperf output is empty%s' % (': ' + '; '.join(errors) if errors else ''))
@@ -135,11 +114,11 @@ def detect_format(text):
         if errors:
             raise IperfParseError('iperf3 failed: %s' % '; '.join(errors))
         raise IperfParseError('iperf3 text output is not read: run iperf3 with -J (--json); first line: %s'
-                              % _quote(first))
+                              % quote_line(first))
     errors = error_lines(text)
     if errors:
         raise IperfParseError('iperf failed: %s' % '; '.join(errors))
-    raise IperfParseError('not iperf3 JSON, iperf2 CSV (-y C) or iperf2 text output; first line: %s' % _quote(first))
+    raise IperfParseError('not iperf3 JSON, iperf2 CSV (-y C) or iperf2 text output; first line: %s' % quote_line(first))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,15 +131,15 @@ def parse_iperf3_json(text):
     start = text.find('{')
     if start < 0:
         raise IperfParseError('iperf3 printed no JSON document (was -J given?); first line: %s'
-                              % _quote(_first_line(text)))
+                              % quote_line(first_line(text)))
     try:
         doc, _end = json.JSONDecoder().raw_decode(text, start)
     except ValueError as e:
         lines = [ln for ln in text.splitlines() if ln.strip()]
         raise IperfParseError('iperf3 JSON output is truncated or not valid JSON (%s); last line: %s'
-                              % (e, _quote(lines[-1].strip() if lines else None)))
+                              % (e, quote_line(lines[-1].strip() if lines else None)))
     if not isinstance(doc, dict):
-        raise IperfParseError('iperf3 JSON output is not an object; first line: %s' % _quote(_first_line(text)))
+        raise IperfParseError('iperf3 JSON output is not an object; first line: %s' % quote_line(first_line(text)))
     if doc.get('error'):
         raise IperfParseError('iperf3 reported an error: %s' % doc['error'])
     st = doc.get('start') if isinstance(doc.get('start'), dict) else {}
@@ -168,7 +147,7 @@ def parse_iperf3_json(text):
     end = doc.get('end')
     if not isinstance(end, dict) or not end:
         raise IperfParseError("iperf3 JSON output has no 'end' summary (interrupted run?); first line: %s"
-                              % _quote(_first_line(text)))
+                              % quote_line(first_line(text)))
     protocol = str(ts.get('protocol') or ('UDP' if 'sum' in end and 'jitter_ms' in end.get('sum', {}) else 'TCP')).lower()
     out = {
         'format': 'iperf3-json', 'tool': 'iperf3',
@@ -325,7 +304,7 @@ def parse_iperf2_csv(text, stderr=''):
             continue
         f = s.split(',')
         if len(f) < 9:
-            raise IperfParseError('iperf2 CSV line with %d fields (9 or 14 expected): %s' % (len(f), _quote(s)))
+            raise IperfParseError('iperf2 CSV line with %d fields (9 or 14 expected): %s' % (len(f), quote_line(s)))
         try:
             start, end = _interval(f[6])
             row = {'id': int(f[5]), 'start': start, 'end': end, 'bytes': int(f[7]), 'bps': float(f[8])}
@@ -333,7 +312,7 @@ def parse_iperf2_csv(text, stderr=''):
                 udp = True
                 row.update(jitter=float(f[9]), lost=int(f[10]), total=int(f[11]), pct=float(f[12]))
         except ValueError:
-            raise IperfParseError('iperf2 CSV line that cannot be read: %s' % _quote(s))
+            raise IperfParseError('iperf2 CSV line that cannot be read: %s' % quote_line(s))
         if len(f) >= 14 and row['total'] >= 0:
             receiver.append(row)
         else:
@@ -342,7 +321,7 @@ def parse_iperf2_csv(text, stderr=''):
     out = _summarize2('iperf2-csv', sender, receiver, udp, errors)
     if out['throughput_mbit_s'] is None:
         raise IperfParseError('iperf2 CSV output has no final report%s; first line: %s'
-                              % (' (%s)' % '; '.join(errors[:3]) if errors else '', _quote(_first_line(text))))
+                              % (' (%s)' % '; '.join(errors[:3]) if errors else '', quote_line(first_line(text))))
     return out
 
 
@@ -387,7 +366,7 @@ def parse_iperf2_text(text, stderr=''):
     if not sender and not receiver:
         if errors:
             raise IperfParseError('iperf2 failed: %s' % '; '.join(errors[:3]))
-        raise IperfParseError('iperf2 text output has no result line; first line: %s' % _quote(_first_line(text)))
+        raise IperfParseError('iperf2 text output has no result line; first line: %s' % quote_line(first_line(text)))
     if not udp and receiver:
         udp = True
     out = _summarize2('iperf2-text', sender, receiver, udp, errors, retries=retries)
@@ -432,7 +411,7 @@ def iperf_metrics(summary):
     return metrics
 
 
-def record_test_name(protocol, reverse):
+def iperf_test_name(protocol, reverse):
     return '%s%s' % (protocol, '_reverse' if reverse else '')
 
 
@@ -456,7 +435,7 @@ def iperf_records(text, stderr='', tool_version=None, labels=None, params=None, 
         if summary.get('duration') is not None:
             params['time'] = summary['duration']
         params['format'] = summary['format']
-    rec = new_record(summary['tool'], test or record_test_name(summary['protocol'], reverse), iperf_metrics(summary),
+    rec = new_record(summary['tool'], test or iperf_test_name(summary['protocol'], reverse), iperf_metrics(summary),
                      tool_version=tool_version or summary.get('version'), labels=labels, params=params,
                      warnings=list(warnings or []) + summary['warnings'],
                      raw_tail=tail(text if summary['format'] != 'iperf3-json' else _json_tail(text), 8),
@@ -529,161 +508,3 @@ def client_argv(binary, version, server, port, time_s=10, reverse=False, paralle
     if version == 2:
         argv += ['-f', 'k'] if udp else ['-y', 'C']
     return argv
-
-
-# ---------------------------------------------------------------------------------------------
-# the server process (target side; Linux /proc)
-
-def _socket_inodes(pid):
-    inodes = set()
-    fd_dir = '/proc/%d/fd' % pid
-    try:
-        names = os.listdir(fd_dir)
-    except OSError:
-        return inodes
-    for name in names:
-        try:
-            link = os.readlink(os.path.join(fd_dir, name))
-        except OSError:
-            continue
-        m = re.match(r'^socket:\[(\d+)\]$', link)
-        if m:
-            inodes.add(m.group(1))
-    return inodes
-
-
-def _proc_net_sockets(kind):
-    """(local port, state, inode) of every socket in /proc/net/<kind> and <kind>6."""
-    out = []
-    for path in ('/proc/net/%s' % kind, '/proc/net/%s6' % kind):
-        try:
-            with open(path) as f:
-                rows = f.read().splitlines()[1:]
-        except (IOError, OSError):
-            continue
-        for row in rows:
-            f = row.split()
-            if len(f) < 10:
-                continue
-            out.append((int(f[1].rsplit(':', 1)[1], 16), f[3], f[9]))
-    return out
-
-
-def proc_state(pid):
-    """The one-letter state of process `pid` (R, S, Z, ...) or None when it does not exist."""
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            data = f.read()
-    except (IOError, OSError):
-        return None
-    return data.rsplit(')', 1)[1].split()[0]
-
-
-def proc_cmdline(pid):
-    try:
-        with open('/proc/%d/cmdline' % pid, 'rb') as f:
-            return [a.decode('utf-8', 'replace') for a in f.read().split(b'\0') if a]
-    except (IOError, OSError):
-        return []
-
-
-def is_listening(pid, port, udp_socket=False):
-    """True when process `pid` owns a socket bound to `port` (a TCP listener, or a UDP socket)."""
-    inodes = _socket_inodes(pid)
-    if not inodes:
-        return False
-    for lport, state, inode in _proc_net_sockets('udp' if udp_socket else 'tcp'):
-        if lport == int(port) and inode in inodes and (udp_socket or state == '0A'):
-            return True
-    return False
-
-
-def is_iperf_server(pid):
-    """The process is alive (not a zombie) and is an iperf/iperf3 server (-s)."""
-    state = proc_state(pid)
-    if state is None or state in ('Z', 'X'):
-        return False
-    argv = proc_cmdline(pid)
-    return bool(argv) and os.path.basename(argv[0]) in ('iperf', 'iperf3') and ('-s' in argv or '--server' in argv)
-
-
-def start_server(argv, port, udp_socket=False, ready_timeout=10.0):
-    """Start the server in its own session, detached from the caller's pipes; wait until it listens.
-
-    Returns (Popen, None) or (None, error message with the server's output). Its output goes to a
-    file that is unlinked once the server listens: nothing is left on disk, and the output is
-    still readable through /proc/<pid>/fd/1 until the server stops.
-    """
-    logdir = tempfile.mkdtemp(prefix='benchlab-iperf-server-')
-    logpath = os.path.join(logdir, 'server.log')
-    env = dict(os.environ)
-    env.update(C_LOCALE)
-    proc = None
-    try:
-        with open(logpath, 'wb') as log, open(os.devnull, 'rb') as devnull:
-            proc = subprocess.Popen(argv, stdin=devnull, stdout=log, stderr=subprocess.STDOUT, close_fds=True,
-                                    start_new_session=True, env=env)
-        deadline = time.monotonic() + ready_timeout
-        while True:
-            if proc.poll() is not None:
-                with open(logpath, 'rb') as f:
-                    output = f.read().decode('utf-8', 'replace')
-                return None, 'the iperf server exited at once (rc=%s): %s\noutput:\n%s' % (
-                    proc.returncode, ' '.join(argv), tail(output) or '(none)')
-            if is_listening(proc.pid, port, udp_socket):
-                return proc, None
-            if time.monotonic() > deadline:
-                output = ''
-                with open(logpath, 'rb') as f:
-                    output = f.read().decode('utf-8', 'replace')
-                kill_server(proc.pid, grace=1.0)
-                proc.wait()
-                return None, 'the iperf server did not listen on port %s within %ss: %s\noutput:\n%s' % (
-                    port, ready_timeout, ' '.join(argv), tail(output) or '(none)')
-            time.sleep(0.05)
-    except OSError as e:
-        if proc is not None and proc.poll() is None:
-            kill_server(proc.pid, grace=1.0)
-            proc.wait()
-        return None, 'cannot start the iperf server %s: %s' % (' '.join(argv), e)
-    finally:
-        if os.path.exists(logpath):
-            os.unlink(logpath)
-        os.rmdir(logdir)
-
-
-def server_output(pid):
-    """What a running server printed (its stdout is an unlinked file), or ''."""
-    try:
-        with open('/proc/%d/fd/1' % pid, 'rb') as f:
-            return f.read().decode('utf-8', 'replace')
-    except (IOError, OSError):
-        return ''
-
-
-def kill_server(pid, grace=2.0):
-    """SIGTERM, then SIGKILL after `grace` seconds (iperf2 servers can ignore SIGTERM while a
-    thread is blocked). Returns the signal that ended it ('SIGTERM'/'SIGKILL') or None when it was
-    already gone."""
-    if proc_state(pid) in (None, 'Z', 'X'):
-        return None
-    used = None
-    try:
-        os.kill(pid, signal.SIGTERM)
-        used = 'SIGTERM'
-    except OSError:
-        return None
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if proc_state(pid) in (None, 'Z', 'X'):
-            return used
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-        used = 'SIGKILL'
-    except OSError:
-        return used
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and proc_state(pid) not in (None, 'Z', 'X'):
-        time.sleep(0.05)
-    return used

@@ -149,7 +149,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import Ben
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.compress import (
     COMPRESSORS, CompressError, check_options, compress_argv, compress_record, decompress_argv, file_sha256,
-    parse_version, rusage_delta, threads_for, write_text)
+    compressor_version, rusage_delta, threads_for, write_text)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
@@ -173,7 +173,7 @@ def tool_version(module, binary, compressor):
     # --help prints the same first line ("... Version 1.0.8, 13-Jul-2019.") and exits in every version.
     res = run(module, [binary, '--help' if compressor == 'bzip2' else '--version'])
     first, second = (res.stderr, res.stdout) if compressor == 'bzip2' else (res.stdout, res.stderr)
-    return parse_version(compressor, first) or parse_version(compressor, second)
+    return compressor_version(compressor, first) or compressor_version(compressor, second)
 
 
 def link_or_copy(src, dst):

@@ -219,12 +219,13 @@ import subprocess
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import new_dry_run
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, start_measurement
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, start_measurement, version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
-    IperfParseError, client_argv, error_lines, iperf_records, is_iperf_server, kill_server,
-    parse_iperf3_json, proc_cmdline, server_argv, server_output, start_server, version_from_output,
-    version_tuple)
+    IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json, server_argv, version_from_output)
+from ansible_collections.benchlab.bench.plugins.module_utils.iperf_server import (
+    is_iperf_server, kill_server, server_output, start_server)
+from ansible_collections.benchlab.bench.plugins.module_utils.procfs import proc_cmdline
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run, tail
 

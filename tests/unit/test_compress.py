@@ -19,7 +19,7 @@ import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.compress import (
     COMPRESSORS, CompressError, check_options, compress_argv, compress_metrics, compress_record, decompress_argv,
-    file_sha256, parse_version, record_test_name, rusage_delta, text_chunks, threads_for, vocabulary, write_text)
+    file_sha256, compressor_version, compress_test_name, rusage_delta, text_chunks, threads_for, vocabulary, write_text)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult, failure_message
 
@@ -139,10 +139,10 @@ def test_argv():
 
 
 def test_record_test_names():
-    assert record_test_name('bzip2', 'compress', 9) == 'bzip2-9-compress'
-    assert record_test_name('bzip2', 'decompress', 9) == 'bzip2-decompress'
+    assert compress_test_name('bzip2', 'compress', 9) == 'bzip2-9-compress'
+    assert compress_test_name('bzip2', 'decompress', 9) == 'bzip2-decompress'
     with pytest.raises(CompressError):
-        record_test_name('bzip2', 'both', 9)
+        compress_test_name('bzip2', 'both', 9)
 
 
 @pytest.mark.parametrize('name,compressor,version', [
@@ -153,12 +153,12 @@ def test_record_test_names():
     ('zstd-1.5.4-version.stdout', 'zstd', 'zstd 1.5.4'),
 ])
 def test_parse_version(read_fixture, name, compressor, version):
-    assert parse_version(compressor, read_fixture('compress/' + name)) == version
+    assert compressor_version(compressor, read_fixture('compress/' + name)) == version
 
 
 def test_parse_version_unknown():
-    assert parse_version('bzip2', '') is None
-    assert parse_version('bzip2', '\nno version here\n1.0\n') is None
+    assert compressor_version('bzip2', '') is None
+    assert compressor_version('bzip2', '\nno version here\n1.0\n') is None
 
 
 def test_rusage_delta_of_a_real_child():

@@ -21,6 +21,8 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.benchlab.bench.plugins.filter import parse_iperf as parse_iperf_mod
 from ansible_collections.benchlab.bench.plugins.filter.parse_iperf import parse_iperf as parse_iperf_filter
 from ansible_collections.benchlab.bench.plugins.module_utils import iperf as ip
+from ansible_collections.benchlab.bench.plugins.module_utils import iperf_server, procfs
+from ansible_collections.benchlab.bench.plugins.module_utils.common import version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
     IperfParseError, client_argv, detect_format, iperf_records, parse_iperf, server_argv)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
@@ -382,7 +384,7 @@ def test_argv_builders():
 def test_version_helpers():
     assert ip.version_from_output('iperf version 2.1.8 (12 August 2022) pthreads') == '2.1.8'
     assert ip.version_from_output('iperf 3.12 (cJSON 1.7.15)\nLinux') == '3.12'
-    assert ip.version_tuple('2.0.5') < (2, 1) <= ip.version_tuple('2.1.8')
+    assert version_tuple('2.0.5') < (2, 1) <= version_tuple('2.1.8')
 
 
 # --------------------------------------------------------------------------- process helpers
@@ -400,9 +402,9 @@ def sleeper():
 
 
 def test_a_process_that_is_not_iperf_is_never_taken_for_a_server(sleeper):
-    assert ip.proc_state(sleeper.pid) not in (None, 'Z', 'X')  # alive (R, S or D while it starts)
-    assert ip.is_iperf_server(sleeper.pid) is False
-    assert ip.is_iperf_server(os.getpid()) is False
+    assert procfs.proc_state(sleeper.pid) not in (None, 'Z', 'X')  # alive (R, S or D while it starts)
+    assert iperf_server.is_iperf_server(sleeper.pid) is False
+    assert iperf_server.is_iperf_server(os.getpid()) is False
 
 
 def test_kill_server_escalates_to_sigkill():
@@ -413,14 +415,14 @@ def test_kill_server_escalates_to_sigkill():
     try:
         assert proc.stdout.readline().strip() == b'ready'
         t0 = time.monotonic()
-        assert ip.kill_server(proc.pid, grace=0.3) == 'SIGKILL'
+        assert iperf_server.kill_server(proc.pid, grace=0.3) == 'SIGKILL'
         assert time.monotonic() - t0 < 5
         assert proc.wait(timeout=5) == -signal.SIGKILL
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-    assert ip.kill_server(proc.pid, grace=0.1) is None  # gone: nothing to do
+    assert iperf_server.kill_server(proc.pid, grace=0.1) is None  # gone: nothing to do
 
 
 # --------------------------------------------------------------------------- the filter
