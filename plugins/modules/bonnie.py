@@ -164,6 +164,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMO
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_tool
 
 MIB = 1024 * 1024
 DEFAULT_USER = 'benchlab'
@@ -333,7 +334,7 @@ def main():
         module.fail_json(msg="files: %r is not a file count or bonnie++'s number:max:min:dirs form "
                              "(e.g. 16 or 64:4096:1024:16)" % p['files'])
     size_mib, ram_mib, r_mib, warnings = sizes(module, p, path, files)
-    with BenchRun(module, 'bonnie', what='bonnie++') as br:
+    with BenchRun(module, 'bonnie', what=record_tool('bonnie')) as br:
         br.warnings.extend(warnings)
         br.result['user_created'] = False
         pw, name = bench_user(module, p, br.result)
