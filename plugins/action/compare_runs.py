@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 import os
 
-from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, load_run, resolve_db_path
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, load_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import CompareError, compare_runs, describe
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
-
-CALLBACK = 'benchlab.bench.report'
 
 ARGUMENT_SPEC = dict(
     baseline=dict(type='str', required=True),
@@ -31,16 +29,6 @@ ARGUMENT_SPEC = dict(
     fail_on_regression=dict(type='bool', default=False),
     metrics=dict(type='list', elements='str'),
 )
-
-
-def callback_option(name):
-    """The report callback's setting (ini or env), so compare.yml reads the history the runs went to."""
-    try:
-        from ansible.plugins.loader import callback_loader
-        cls = callback_loader.get(CALLBACK, class_only=True)  # registers the callback's option definitions
-        return C.config.get_config_value(name, plugin_type='callback', plugin_name=getattr(cls, '_load_name', CALLBACK))
-    except Exception:  # pylint: disable=broad-except
-        return None
 
 
 class ActionModule(ActionBase):
@@ -54,7 +42,7 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         if args['regression_threshold'] < 0:
             raise AnsibleActionFail('regression_threshold must be >= 0 (percent), got %s' % args['regression_threshold'])
-        db = resolve_db_path(args['history_db'] or os.environ.get('BENCHLAB_HISTORY_DB') or callback_option('history_db'))
+        db = history_db(args['history_db'], from_callback=True)
         if db is None:
             raise AnsibleActionFail('the history is turned off (history_db=off): set history_db to the database '
                                     'the runs were stored in')
@@ -65,8 +53,7 @@ class ActionModule(ActionBase):
                                metrics=args['metrics'], labels=labels)
         except (HistoryError, CompareError) as e:
             raise AnsibleActionFail('compare_runs: %s' % e)
-        base = args['output_dir'] or os.environ.get('BENCHLAB_REPORT_DIR') or callback_option('output_dir') or 'benchlab-runs'
-        rundir = RunDir(os.path.abspath(os.path.expanduser(base)), doc['run_id'])
+        rundir = RunDir(report_dir(args['output_dir'], from_callback=True), doc['run_id'])
         comparison = doc['comparison']
         files = {}
         changed = False

@@ -131,8 +131,8 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import DRY_R
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_markdown as render_dry_run_md
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_terminal as render_dry_run_terminal
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (HistoryError, check_run_id,
-                                                                             controller_fingerprint, resolve_db_path,
-                                                                             store_run)
+                                                                             controller_fingerprint, store_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
@@ -195,21 +195,17 @@ class CallbackModule(CallbackBase):
 
     def set_options(self, task_keys=None, var_options=None, direct=None):
         super(CallbackModule, self).set_options(task_keys=task_keys, var_options=var_options, direct=direct)
-        base = self.get_option('output_dir')
-        artifacts = os.environ.get('AWX_ISOLATED_DATA_DIR')
-        explicit = os.environ.get('BENCHLAB_REPORT_DIR') or base not in ('benchlab-runs', os.path.abspath('benchlab-runs'))
-        if artifacts and not explicit:
-            base = os.path.join(artifacts, 'benchlab')
+        base = report_dir(self.get_option('output_dir'), runner_artifacts=True)
         run_id = self.get_option('run_id')
         try:
             if run_id is not None and run_id != run_id.strip():
                 raise ValueError('run_id %r: leading or trailing white space (a newline?) is not part of a run id; '
                                  'remove it (BENCHLAB_RUN_ID)' % (run_id,))
-            self.rundir = RunDir(os.path.abspath(base), run_id or new_run_id(self.started))
+            self.rundir = RunDir(base, run_id or new_run_id(self.started))
         except ValueError as e:
             # no run directory: the preflight fails the plan play with this message
             self.preflight_error = 'benchlab.bench.report: %s' % e
-            self.rundir = RunDir(os.path.abspath(base), new_run_id(self.started))
+            self.rundir = RunDir(base, new_run_id(self.started))
         # Export the run id (unless already set) so that the bench_run role names it in the owner
         # marker of every work directory; its failed-run cleanup removes only this run's work.
         os.environ.setdefault('BENCHLAB_RUN_ID', self.rundir.run_id)
@@ -224,7 +220,7 @@ class CallbackModule(CallbackBase):
         if not self.preflight_error:
             try:
                 check_output_dir(self.rundir.base, 'benchlab output directory')
-                history = resolve_db_path(self.get_option('history_db'))
+                history = history_db(self.get_option('history_db'))
                 if history and not self.dry_run:
                     check_output_dir(os.path.dirname(history), 'benchlab history directory', HISTORY_MIN_FREE,
                                      'BENCHLAB_HISTORY_DB')
@@ -488,7 +484,7 @@ class CallbackModule(CallbackBase):
         """Store the run in the history; failing to store is an error on the terminal and never
         costs the run's files."""
         try:
-            history = resolve_db_path(self.get_option('history_db'))
+            history = history_db(self.get_option('history_db'))
             if history:
                 fingerprint, controller = controller_fingerprint(self.rundir.path)
                 resume = (self.plan or {}).get('resume') or {}

@@ -78,6 +78,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 
+from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, read_jsonl
 
 display = Display()
@@ -87,7 +88,7 @@ class LookupModule(LookupBase):
 
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
-        base = os.path.abspath(self.get_option('base') or 'benchlab-runs')
+        base = report_dir(self.get_option('base'), from_callback=True)
         out = []
         for run_id in terms:
             try:
