@@ -12,7 +12,7 @@ from __future__ import annotations
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import duplicate_flag, measurements
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import measurements
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, counted, primary_metric
+from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, counted, primary_metric
 
 
 def _series_cv(records):

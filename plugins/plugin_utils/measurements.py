@@ -20,7 +20,7 @@ before.
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, cell_of
+from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
 
 # Units whose values add up over workers running at once; the others (latency, %, time) do not.
 ADDITIVE_UNITS = ('MB/s', 'Mbit/s', 'ops/s', 'files/s', 'seeks/s', 'bytes', 'count')

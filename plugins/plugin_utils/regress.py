@@ -21,7 +21,7 @@ import hashlib
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, compare
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, cell_of
+from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
 
 SIDES = ('baseline', 'candidate')
 # The longest run id rundir.RUN_ID_RE accepts (a comparison's report goes to a run directory too).

@@ -21,7 +21,7 @@ import io
 import math
 import re
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import cell_of, counted
+from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import cell_of, counted
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 
 COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',

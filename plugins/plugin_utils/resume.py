@@ -17,7 +17,7 @@ import hashlib
 import json
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import measurements, run_key
-from ansible_collections.benchlab.bench.plugins.plugin_utils.records import benchmark_of, counted
+from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, counted
 
 _CELL_KEYS = ('host', 'path', 'labels')
 _BENCH_KEYS = ('tool', 'params', 'methodology')

@@ -1,7 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Where a record belongs (benchmark, cell), whether it counts, and a benchmark's primary metric."""
+"""Grouping records: where a record belongs (benchmark, cell), whether it counts, and a benchmark's
+primary metric. (Building and validating one record is module_utils/record.py.)
+
+Private to benchlab.bench (no API promise). Used by analysis, measurements, regress, render_csv,
+gate and resume in plugin_utils."""
 
 from __future__ import annotations
 
