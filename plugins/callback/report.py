@@ -127,6 +127,9 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import print
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.callback_compat import (
+    inventory_sources, playbook_file, result_data, result_host, result_task)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import DRY_RUN_STATUS, DryRun
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_markdown as render_dry_run_md
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_terminal as render_dry_run_terminal
@@ -138,7 +141,6 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
                                                                             new_run_id)
 
-COLLECTION_VERSION = '0.1.0'
 # The plan play of playbooks/bench.yml asserts this is empty (it holds the preflight's error).
 PREFLIGHT_ENV = 'BENCHLAB_PREFLIGHT_ERROR'
 HISTORY_MIN_FREE = 16 * 1024 * 1024
@@ -234,18 +236,16 @@ class CallbackModule(CallbackBase):
     # -- collecting -------------------------------------------------------------------------
 
     def v2_playbook_on_start(self, playbook):
-        self.playbook = getattr(playbook, '_file_name', None)
+        self.playbook = playbook_file(playbook)
         if context.CLIARGS.get('check'):
             self.dry_run = DryRun()
         self._preflight()
 
     def v2_playbook_on_play_start(self, play):
         if self.inventory is None:
-            try:
-                sources = play.get_variable_manager()._inventory._sources
+            sources = inventory_sources(play)
+            if sources is not None:
                 self.inventory = ', '.join(str(s) for s in sources)
-            except AttributeError:
-                pass
 
     def _append(self, name, obj):
         """Append a line to a file of the run directory; a file this process has not appended to
@@ -277,20 +277,20 @@ class CallbackModule(CallbackBase):
     def _dry_run_entry(self, result, res, host):
         """Check mode: a benchmark's plan (bench_dry_run, or the cmd it returns), or a task that
         would change something."""
-        action = str(result._task.resolved_action or result._task.action)
+        action = str(result_task(result).resolved_action or result_task(result).action)
         run, index = self.current.get(host), self.dry_run.runs_per_host.get(host)
         if isinstance(res.get('bench_dry_run'), dict):
-            self.dry_run.add_run(host, result._task.get_name(), action, res['bench_dry_run'], run, index)
+            self.dry_run.add_run(host, result_task(result).get_name(), action, res['bench_dry_run'], run, index)
         elif action.startswith('benchlab.bench.') and isinstance(res.get('cmd'), list):
-            self.dry_run.add_run(host, result._task.get_name(), action, dict(argv=res['cmd']), run, index)
+            self.dry_run.add_run(host, result_task(result).get_name(), action, dict(argv=res['cmd']), run, index)
         elif res.get('changed') and not isinstance(res.get('results'), list):  # a loop: its items count
             item = res.get('_ansible_item_label', res.get('item'))
-            self.dry_run.add_change(host, result._task.get_name(), action, res.get('msg'),
+            self.dry_run.add_change(host, result_task(result).get_name(), action, res.get('msg'),
                                     None if item is None else str(item), run, index)
 
     def _collect(self, result):
-        res = result._result
-        host = result._host.get_name()
+        res = result_data(result)
+        host = result_host(result).get_name()
         facts = res.get('ansible_facts') or {}
         if isinstance(facts.get('bench_plan'), dict):
             self._set_plan(facts['bench_plan'])
@@ -316,7 +316,7 @@ class CallbackModule(CallbackBase):
             if key:
                 stored['cell_key'] = key
             if errors:
-                self.invalid.append(dict(host=host, task=result._task.get_name(), errors=errors, record=rec))
+                self.invalid.append(dict(host=host, task=result_task(result).get_name(), errors=errors, record=rec))
                 self._append('invalid.jsonl', self.invalid[-1])
                 self._display.warning('benchlab.bench.report: invalid record from %s: %s' % (
                     printable(host), printable('; '.join(errors))))
@@ -375,27 +375,27 @@ class CallbackModule(CallbackBase):
     def _cell_of(self, result):
         """(cell, benchmark) of a failed benchmark task: from the labels it was called with, else
         from the run its host announced last (bench_run announces each run before it starts)."""
-        args = (result._result.get('invocation') or {}).get('module_args') or {}
+        args = (result_data(result).get('invocation') or {}).get('module_args') or {}
         labels = args.get('labels') if isinstance(args.get('labels'), dict) else {}
         if labels.get('cell') or labels.get('benchmark'):
             return labels.get('cell'), labels.get('benchmark')
-        run = self.current.get(result._host.get_name()) or {}
+        run = self.current.get(result_host(result).get_name()) or {}
         return run.get('cell'), run.get('benchmark')
 
     def _failure(self, result):
-        if result._task.ignore_errors:
+        if result_task(result).ignore_errors:
             return
-        action = str(result._task.resolved_action or result._task.action)
+        action = str(result_task(result).resolved_action or result_task(result).action)
         if self.dry_run is not None:  # a benchmark refused by a guard, or any task failing in check mode
-            host = result._host.get_name()
-            self.dry_run.add_refused(host, result._task.get_name(), action, str(result._result.get('msg', ''))[:500],
+            host = result_host(result).get_name()
+            self.dry_run.add_refused(host, result_task(result).get_name(), action, str(result_data(result).get('msg', ''))[:500],
                                      self.current.get(host), self.dry_run.runs_per_host.get(host),
                                      kind='refused' if action.startswith('benchlab.bench.') else 'failed')
         if not action.startswith('benchlab.bench.'):
             return
         cell, bench = self._cell_of(result)
-        self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(), cell=cell, benchmark=bench,
-                                msg=str(result._result.get('msg', ''))[:500]))
+        self.failed.append(dict(host=result_host(result).get_name(), task=result_task(result).get_name(), cell=cell, benchmark=bench,
+                                msg=str(result_data(result).get('msg', ''))[:500]))
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._failure(result)
@@ -405,8 +405,8 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_unreachable(self, result):
         cell, bench = self._cell_of(result)
-        self.failed.append(dict(host=result._host.get_name(), task=result._task.get_name(), cell=cell, benchmark=bench,
-                                msg='unreachable: %s' % result._result.get('msg', '')))
+        self.failed.append(dict(host=result_host(result).get_name(), task=result_task(result).get_name(), cell=cell, benchmark=bench,
+                                msg='unreachable: %s' % result_data(result).get('msg', '')))
 
     # -- interruption -----------------------------------------------------------------------
 
@@ -464,7 +464,7 @@ class CallbackModule(CallbackBase):
         return dict(run_id=self.rundir.run_id, started=self.started.strftime('%Y-%m-%dT%H:%M:%SZ'),
                     finished=finished.strftime('%Y-%m-%dT%H:%M:%SZ'), user=getpass.getuser(),
                     inventory=self.inventory, playbook=self.playbook,
-                    matrix=(self.plan or {}).get('name'), collection_version=COLLECTION_VERSION,
+                    matrix=(self.plan or {}).get('name'), collection_version=collection_version(),
                     status=status, invalid=self.invalid, failed=self.failed)
 
     def write_dry_run(self):
