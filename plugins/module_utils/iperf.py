@@ -132,14 +132,7 @@ def parse_iperf3_json(text):
     if start < 0:
         raise IperfParseError('iperf3 printed no JSON document (was -J given?); first line: %s'
                               % quote_line(first_line(text)))
-    try:
-        doc, _end = json.JSONDecoder().raw_decode(text, start)
-    except ValueError as e:
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        raise IperfParseError('iperf3 JSON output is truncated or not valid JSON (%s); last line: %s'
-                              % (e, quote_line(lines[-1].strip() if lines else None)))
-    if not isinstance(doc, dict):
-        raise IperfParseError('iperf3 JSON output is not an object; first line: %s' % quote_line(first_line(text)))
+    doc = _iperf3_document(text, start)
     if doc.get('error'):
         raise IperfParseError('iperf3 reported an error: %s' % doc['error'])
     st = doc.get('start') if isinstance(doc.get('start'), dict) else {}
@@ -162,37 +155,61 @@ def parse_iperf3_json(text):
         'warnings': [],
     }
     if protocol == 'udp':
-        summ = end.get('sum')
-        received = end.get('sum_received')
-        if not isinstance(summ, dict) and not isinstance(received, dict):
-            raise IperfParseError("iperf3 JSON: UDP run without an end 'sum' (no receiver report)")
-        if isinstance(received, dict):
-            out['throughput_mbit_s'] = _num(received, 'bits_per_second', 'end.sum_received') / 1e6
-        else:
-            out['throughput_mbit_s'] = _num(summ, 'bits_per_second', 'end.sum') / 1e6
-            out['warnings'].append('this iperf3 reports no sum_received for UDP: throughput is the sending rate')
-        rx = summ if isinstance(summ, dict) else received
-        out['jitter_ms'] = _num(rx, 'jitter_ms', 'end.sum')
-        out['lost_pct'] = _num(rx, 'lost_percent', 'end.sum')
-        out['lost_packets'] = rx.get('lost_packets')
-        out['packets'] = rx.get('packets')
-        if isinstance(end.get('sum_sent'), dict):
-            out['sender_throughput_mbit_s'] = _num(end['sum_sent'], 'bits_per_second', 'end.sum_sent') / 1e6
+        _iperf3_udp_end(end, out)
     else:
-        received = end.get('sum_received')
-        sent = end.get('sum_sent')
-        if not isinstance(received, dict):
-            raise IperfParseError("iperf3 JSON: TCP run without end.sum_received")
-        out['throughput_mbit_s'] = _num(received, 'bits_per_second', 'end.sum_received') / 1e6
-        if isinstance(sent, dict):
-            if sent.get('bytes'):
-                out['sender_throughput_mbit_s'] = _num(sent, 'bits_per_second', 'end.sum_sent') / 1e6
-            if 'retransmits' in sent:
-                out['retransmits'] = int(_num(sent, 'retransmits', 'end.sum_sent'))
+        _iperf3_tcp_end(end, out)
     if not received_anything(out):
         raise IperfParseError('iperf3 moved no data (throughput 0)')
     out['stream_detail'] = _iperf3_streams(end.get('streams'), protocol)
     return out
+
+
+def _iperf3_document(text, start):
+    """The JSON object starting at `start`; IperfParseError when it is cut short or not an object."""
+    try:
+        doc, _end = json.JSONDecoder().raw_decode(text, start)
+    except ValueError as e:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        raise IperfParseError('iperf3 JSON output is truncated or not valid JSON (%s); last line: %s'
+                              % (e, quote_line(lines[-1].strip() if lines else None)))
+    if not isinstance(doc, dict):
+        raise IperfParseError('iperf3 JSON output is not an object; first line: %s' % quote_line(first_line(text)))
+    return doc
+
+
+def _iperf3_udp_end(end, out):
+    """UDP figures from the end summary: the received rate (the sending rate, with a warning, when
+    this iperf3 has no sum_received), jitter and loss."""
+    summ = end.get('sum')
+    received = end.get('sum_received')
+    if not isinstance(summ, dict) and not isinstance(received, dict):
+        raise IperfParseError("iperf3 JSON: UDP run without an end 'sum' (no receiver report)")
+    if isinstance(received, dict):
+        out['throughput_mbit_s'] = _num(received, 'bits_per_second', 'end.sum_received') / 1e6
+    else:
+        out['throughput_mbit_s'] = _num(summ, 'bits_per_second', 'end.sum') / 1e6
+        out['warnings'].append('this iperf3 reports no sum_received for UDP: throughput is the sending rate')
+    rx = summ if isinstance(summ, dict) else received
+    out['jitter_ms'] = _num(rx, 'jitter_ms', 'end.sum')
+    out['lost_pct'] = _num(rx, 'lost_percent', 'end.sum')
+    out['lost_packets'] = rx.get('lost_packets')
+    out['packets'] = rx.get('packets')
+    if isinstance(end.get('sum_sent'), dict):
+        out['sender_throughput_mbit_s'] = _num(end['sum_sent'], 'bits_per_second', 'end.sum_sent') / 1e6
+
+
+def _iperf3_tcp_end(end, out):
+    """TCP figures from the end summary: the received rate, the sender's rate and retransmits."""
+    received = end.get('sum_received')
+    sent = end.get('sum_sent')
+    if not isinstance(received, dict):
+        raise IperfParseError("iperf3 JSON: TCP run without end.sum_received")
+    out['throughput_mbit_s'] = _num(received, 'bits_per_second', 'end.sum_received') / 1e6
+    if isinstance(sent, dict):
+        if sent.get('bytes'):
+            out['sender_throughput_mbit_s'] = _num(sent, 'bits_per_second', 'end.sum_sent') / 1e6
+        if 'retransmits' in sent:
+            out['retransmits'] = int(_num(sent, 'retransmits', 'end.sum_sent'))
 
 
 def _iperf3_streams(streams, protocol):

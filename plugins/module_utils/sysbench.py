@@ -120,37 +120,7 @@ def _parse_sysbench(text):
         if m:
             section = m.group('name')
             continue
-        m = VALUE_RE.match(line)
-        if m and section:
-            key = m.group('key').strip()
-            field = FIELDS.get((section, key))
-            if field:
-                r[field] = int(m.group('value')) if field == 'events' else float(m.group('value'))
-                continue
-            pm = PERCENTILE_RE.match(key)
-            if pm and section == 'Latency (ms)':
-                r['percentile'] = float(pm.group('p'))
-                r['latency_pct_ms'] = float(m.group('value'))
-                continue
-            if section == 'Threads fairness' or section == 'General statistics':
-                continue
-        if section == 'Threads fairness' and '(avg/stddev)' in line:
-            continue
-        m = THREADS_RE.match(line)
-        if m:
-            r['threads'] = int(m.group('n'))
-            continue
-        m = DOING_RE.match(line)
-        if m:
-            r['mode'] = DOING.get(m.group('what'), m.group('what'))
-            continue
-        m = BLOCK_RE.match(line)
-        if m:
-            r['block_size'] = m.group('size')
-            continue
-        m = FLAGS_RE.match(line)
-        if m:
-            r['extra_flags'] = m.group('flags')
+        if _section_value(r, section, line) or _header_value(r, line):
             continue
         if PREPARE_RE.match(line):
             r['prepare'] = 'prepare'
@@ -160,24 +130,61 @@ def _parse_sysbench(text):
     for src, dst in (('read_mib_s', 'read_mb_s'), ('written_mib_s', 'written_mb_s')):
         r[dst] = round(r[src] * MIB / 1e6, 6) if r[src] is not None else None
     if r['reads_per_s'] is None and r['writes_per_s'] is None:
-        if r['errors']:
-            raise SysbenchParseError('sysbench failed: %s' % ' '.join(r['errors']))
-        if r['prepare']:
-            raise SysbenchParseError("this is the output of 'sysbench fileio %s', not of 'run': no "
-                                     "'File operations' report in it" % r['prepare'])
-        if last is None:
-            raise SysbenchParseError("no sysbench 'File operations' report: the output is empty")
-        informative = [u for u in r['unknown'] if not u.startswith(('Running the test', 'Initializing', 'Threads started',
-                                                                    'Calling fsync', 'Periodic FSYNC', 'Using ',
-                                                                    'Number of IO', 'Read/Write ratio', 'Removing',
-                                                                    'Creating file', 'WARNING'))
-                       and not re.match(r'^\d+ files, ', u) and not re.match(r'^\S+ total file size$', u)]
-        if informative:
-            raise SysbenchParseError("no sysbench 'File operations' report; first line not understood: %r"
-                                     % informative[0])
-        raise SysbenchParseError("no sysbench 'File operations' report: the output stops early (truncated?) "
-                                 "after the line %r" % last)
+        raise _no_report_error(r, last)
     return r
+
+
+def _section_value(r, section, line):
+    """Store a 'key: value' line of a report section in `r`; True when the line is consumed."""
+    m = VALUE_RE.match(line)
+    if m and section:
+        key = m.group('key').strip()
+        field = FIELDS.get((section, key))
+        if field:
+            r[field] = int(m.group('value')) if field == 'events' else float(m.group('value'))
+            return True
+        pm = PERCENTILE_RE.match(key)
+        if pm and section == 'Latency (ms)':
+            r['percentile'] = float(pm.group('p'))
+            r['latency_pct_ms'] = float(m.group('value'))
+            return True
+        if section == 'Threads fairness' or section == 'General statistics':
+            return True
+    return section == 'Threads fairness' and '(avg/stddev)' in line
+
+
+def _header_value(r, line):
+    """Store a line of the run's header (threads, mode, block size, flags); True when it was one."""
+    for regex, key, convert in ((THREADS_RE, 'threads', lambda m: int(m.group('n'))),
+                                (DOING_RE, 'mode', lambda m: DOING.get(m.group('what'), m.group('what'))),
+                                (BLOCK_RE, 'block_size', lambda m: m.group('size')),
+                                (FLAGS_RE, 'extra_flags', lambda m: m.group('flags'))):
+        m = regex.match(line)
+        if m:
+            r[key] = convert(m)
+            return True
+    return False
+
+
+def _no_report_error(r, last):
+    """The SysbenchParseError for output without a 'File operations' report, saying why."""
+    if r['errors']:
+        return SysbenchParseError('sysbench failed: %s' % ' '.join(r['errors']))
+    if r['prepare']:
+        return SysbenchParseError("this is the output of 'sysbench fileio %s', not of 'run': no "
+                                  "'File operations' report in it" % r['prepare'])
+    if last is None:
+        return SysbenchParseError("no sysbench 'File operations' report: the output is empty")
+    informative = [u for u in r['unknown'] if not u.startswith(('Running the test', 'Initializing', 'Threads started',
+                                                                'Calling fsync', 'Periodic FSYNC', 'Using ',
+                                                                'Number of IO', 'Read/Write ratio', 'Removing',
+                                                                'Creating file', 'WARNING'))
+                   and not re.match(r'^\d+ files, ', u) and not re.match(r'^\S+ total file size$', u)]
+    if informative:
+        return SysbenchParseError("no sysbench 'File operations' report; first line not understood: %r"
+                                  % informative[0])
+    return SysbenchParseError("no sysbench 'File operations' report: the output stops early (truncated?) "
+                              "after the line %r" % last)
 
 
 def parse_sysbench(text):

@@ -208,6 +208,32 @@ JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
 
 
+ARGUMENT_SPEC = dict(
+    path=dict(type='path', required=True),
+    name=dict(type='str', default='bench'),
+    rw=dict(type='str', default='randread',
+            choices=['read', 'write', 'randread', 'randwrite', 'rw', 'readwrite', 'randrw', 'trim', 'randtrim']),
+    bs=dict(type='str', default='4k'),
+    size=dict(type='str', default='256M'),
+    runtime=dict(type='int'),
+    time_based=dict(type='bool', default=False),
+    ioengine=dict(type='str', default='psync'),
+    iodepth=dict(type='int', default=1),
+    numjobs=dict(type='int', default=1),
+    direct=dict(type='bool', default=True),
+    rwmixread=dict(type='int'),
+    end_fsync=dict(type='bool', default=True),
+    options=dict(type='dict', default={}),
+    job_file=dict(type='path'),
+    job_file_content=dict(type='str'),
+    job_file_name=dict(type='str'),
+    allow_unsafe_options=dict(type='bool', default=False),
+    destructive=dict(type='bool', default=False),
+    force=dict(type='bool', default=False),
+)
+ARGUMENT_SPEC.update(COMMON_ARGS)
+
+
 def supports_o_direct(directory):
     """Whether files in `directory` can be opened with O_DIRECT."""
     probe = os.path.join(directory, '.benchlab-odirect-probe')
@@ -311,32 +337,37 @@ def check_job(br, p, workdir, sections):
         br.device(dev, p['destructive'], force=p['force'])
 
 
+def job_file_run(br, p, fio_bin, workdir, sections, notes, digest):
+    """(argv, params, job_options) for a job file: the job file that runs is a copy in the work
+    directory, with its paths moved into it; fio --parse-only checks it first."""
+    job_path = os.path.join(workdir, JOB_COPY)
+    argv = [fio_bin, '--output-format=json+', job_path]
+    params = dict(job_file=p['job_file'] or p['job_file_name'] or 'job_file_content', job_file_sha256=digest)
+    br.warnings.extend(notes)
+    if not br.check_mode:
+        with open(job_path, 'w') as f:
+            f.write(job_file_text(sections))
+        res = br.run([fio_bin, '--parse-only', job_path], cwd=workdir)
+        if not res.ok:
+            br.refuse('fio job refused: %s' % parse_only_problem(res.stderr + res.stdout, sections, job_origin(p)))
+    return argv, params, effective_job_options(sections)
+
+
+def options_run(br, p, fio_bin, workdir):
+    """(argv, params, None) for a job made of the module's options; buffered when the file system
+    refuses O_DIRECT, with a warning."""
+    direct = p['direct']
+    if direct and not br.check_mode and not supports_o_direct(workdir):
+        direct = False
+        br.warnings.append('the filesystem under %s refuses O_DIRECT: the job ran buffered (direct=0), '
+                           'so the page cache is part of the result' % p['path'])
+    params = dict((k, p[k]) for k in JOB_KEYS + ('time_based', 'end_fsync') if p[k] is not None)
+    params.update(direct=direct, options=p['options'])
+    return job_argv(fio_bin, p, workdir, direct), params, None
+
+
 def main():
-    argument_spec = dict(
-        path=dict(type='path', required=True),
-        name=dict(type='str', default='bench'),
-        rw=dict(type='str', default='randread',
-                choices=['read', 'write', 'randread', 'randwrite', 'rw', 'readwrite', 'randrw', 'trim', 'randtrim']),
-        bs=dict(type='str', default='4k'),
-        size=dict(type='str', default='256M'),
-        runtime=dict(type='int'),
-        time_based=dict(type='bool', default=False),
-        ioengine=dict(type='str', default='psync'),
-        iodepth=dict(type='int', default=1),
-        numjobs=dict(type='int', default=1),
-        direct=dict(type='bool', default=True),
-        rwmixread=dict(type='int'),
-        end_fsync=dict(type='bool', default=True),
-        options=dict(type='dict', default={}),
-        job_file=dict(type='path'),
-        job_file_content=dict(type='str'),
-        job_file_name=dict(type='str'),
-        allow_unsafe_options=dict(type='bool', default=False),
-        destructive=dict(type='bool', default=False),
-        force=dict(type='bool', default=False),
-    )
-    argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
                            mutually_exclusive=[('job_file', 'job_file_content')])
     p = module.params
     validate(module, p)
@@ -345,31 +376,10 @@ def main():
         workdir = br.workdir_in(p['path'])
         sections, notes, digest = job_sections(br, p, workdir)
         check_job(br, p, workdir, sections)
-        direct = p['direct']
-        job_options = None
         if p['job_file'] or p['job_file_content'] is not None:
-            # the job file that runs: a copy in the work directory, with its paths moved into it
-            job_path = os.path.join(workdir, JOB_COPY)
-            argv = [fio_bin, '--output-format=json+', job_path]
-            text = job_file_text(sections)
-            params = dict(job_file=p['job_file'] or p['job_file_name'] or 'job_file_content',
-                          job_file_sha256=digest)
-            job_options = effective_job_options(sections)
-            br.warnings.extend(notes)
-            if not br.check_mode:
-                with open(job_path, 'w') as f:
-                    f.write(text)
-                res = br.run([fio_bin, '--parse-only', job_path], cwd=workdir)
-                if not res.ok:
-                    br.refuse('fio job refused: %s' % parse_only_problem(res.stderr + res.stdout, sections, job_origin(p)))
+            argv, params, job_options = job_file_run(br, p, fio_bin, workdir, sections, notes, digest)
         else:
-            if direct and not br.check_mode and not supports_o_direct(workdir):
-                direct = False
-                br.warnings.append('the filesystem under %s refuses O_DIRECT: the job ran buffered (direct=0), '
-                                   'so the page cache is part of the result' % p['path'])
-            argv = job_argv(fio_bin, p, workdir, direct)
-            params = dict((k, p[k]) for k in JOB_KEYS + ('time_based', 'end_fsync') if p[k] is not None)
-            params.update(direct=direct, options=p['options'])
+            argv, params, job_options = options_run(br, p, fio_bin, workdir)
         br.dry_run(argv, writes=[workdir])
         br.measure(params)
         started = utc_now()

@@ -298,12 +298,75 @@ def server_main(module, p):
     module.exit_json(changed=True, cmd=argv, pid=proc.pid, bind=p['bind'], port=port)
 
 
-def client_main(module, p):
+def client_params(p, port, version):
+    """The record's params: what the client was asked to do."""
+    params = dict(server=p['server'], port=port, version=version, protocol='udp' if p['udp'] else 'tcp',
+                  direction='reverse' if p['reverse'] else 'forward', streams=p['parallel'],
+                  window=p['window'], time=p['time'])
+    if p['udp']:
+        params['bandwidth'] = p['bandwidth']
+    if version == 2:
+        params['format'] = 'text' if p['udp'] else 'csv'
+    return params
+
+
+def client_warnings(p):
+    warnings = []
+    if p['udp'] and not p['bandwidth']:
+        warnings.append('UDP without bandwidth: the tool sends at its default of 1 Mbit/s')
+    if p['server'].startswith(LOOPBACK_PREFIXES):
+        warnings.append('server %s is a loopback address: this measures the host network stack and CPU, '
+                        'not a network' % p['server'])
+    return warnings
+
+
+def check_client(module, p):
     if not p['server']:
         module.fail_json(msg='server is required with role=client')
     for key in ('time', 'parallel'):
         if p[key] < 1:
             module.fail_json(msg='%s must be at least 1, got %s' % (key, p[key]))
+
+
+def measure_client(module, p, argv, version, tv, params, warnings, result):
+    """Run the client once; fail with iperf's own error, else return its records."""
+    started = utc_now()
+    res = run(module, argv)
+    if version == 3:
+        if not res.ok or '"error"' in (res.stdout or ''):
+            msg = None
+            try:
+                parse_iperf3_json(res.stdout or '')
+            except IperfParseError as e:
+                msg = str(e)
+            fail(module, 'iperf3', res, extra=msg, **_ctx(result))
+    elif not res.ok:
+        fail(module, 'iperf', res, extra='; '.join(error_lines(res.stderr, res.stdout)) or None, **_ctx(result))
+    records = None
+    try:
+        records = iperf_records(res.stdout, res.stderr, tool_version=tv, labels=p['labels'], params=params,
+                                warnings=warnings, reverse=p['reverse'], cmd=argv, started=started,
+                                duration_s=res.duration_s)
+    except IperfParseError as e:
+        fail(module, 'iperf3' if version == 3 else 'iperf', res, extra=str(e), **_ctx(result))
+    return records
+
+
+def stop_spawned_server(proc, p, version, result):
+    """Keep what the spawned server printed, then stop it (iperf3 -1 exits by itself after the
+    test: it gets a moment before the signals)."""
+    result['server_output'] = tail(server_output(proc.pid))
+    if version == 3:
+        try:
+            proc.wait(timeout=p['grace'])
+        except subprocess.TimeoutExpired:
+            pass
+    result['signal'] = kill_server(proc.pid, grace=p['grace'])
+    proc.wait()
+
+
+def client_main(module, p):
+    check_client(module, p)
     version = p['version']
     path = binary(module, version)
     port = default_port(p)
@@ -326,20 +389,7 @@ def client_main(module, p):
     if version == 2 and p['reverse'] and version_tuple(tv) and version_tuple(tv) < (2, 1):
         module.fail_json(msg='iperf %s has no -R (reverse): run the client on the other host instead '
                              '(swap the server and client hosts)' % tv, **result)
-    params = dict(server=p['server'], port=port, version=version, protocol='udp' if p['udp'] else 'tcp',
-                  direction='reverse' if p['reverse'] else 'forward', streams=p['parallel'],
-                  window=p['window'], time=p['time'])
-    if p['udp']:
-        params['bandwidth'] = p['bandwidth']
-    if version == 2:
-        params['format'] = 'text' if p['udp'] else 'csv'
-    warnings = []
-    if p['udp'] and not p['bandwidth']:
-        warnings.append('UDP without bandwidth: the tool sends at its default of 1 Mbit/s')
-    if p['server'].startswith(LOOPBACK_PREFIXES):
-        warnings.append('server %s is a loopback address: this measures the host network stack and CPU, '
-                        'not a network' % p['server'])
-
+    params, warnings = client_params(p, port, version), client_warnings(p)
     proc = None
     try:
         if p['spawn_server']:
@@ -348,36 +398,11 @@ def client_main(module, p):
                 module.fail_json(msg=err, **result)
             result['pid'] = proc.pid
         start_measurement(module, params, warnings, competing=competing_except_own_server(port))
-        started = utc_now()
-        res = run(module, argv)
-        if version == 3:
-            if not res.ok or '"error"' in (res.stdout or ''):
-                msg = None
-                try:
-                    parse_iperf3_json(res.stdout or '')
-                except IperfParseError as e:
-                    msg = str(e)
-                fail(module, 'iperf3', res, extra=msg, **_ctx(result))
-        elif not res.ok:
-            fail(module, 'iperf', res, extra='; '.join(error_lines(res.stderr, res.stdout)) or None, **_ctx(result))
-        try:
-            records = iperf_records(res.stdout, res.stderr, tool_version=tv, labels=p['labels'], params=params,
-                                    warnings=warnings, reverse=p['reverse'], cmd=argv, started=started,
-                                    duration_s=res.duration_s)
-        except IperfParseError as e:
-            fail(module, 'iperf3' if version == 3 else 'iperf', res, extra=str(e), **_ctx(result))
+        records = measure_client(module, p, argv, version, tv, params, warnings, result)
         result.update(bench_result=records[0], bench_results=records)
     finally:
         if proc is not None:
-            result['server_output'] = tail(server_output(proc.pid))
-            if version == 3:
-                # iperf3 -1 exits by itself after the test; give it a moment before signals
-                try:
-                    proc.wait(timeout=p['grace'])
-                except subprocess.TimeoutExpired:
-                    pass
-            result['signal'] = kill_server(proc.pid, grace=p['grace'])
-            proc.wait()
+            stop_spawned_server(proc, p, version, result)
     module.exit_json(**result)
 
 
