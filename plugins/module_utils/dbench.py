@@ -96,30 +96,7 @@ def _parse_dbench(text):
             in_table = False
             continue
         last = line
-        m = VERSION_RE.match(line)
-        if m:
-            result['version'] = m.group('version')
-            continue
-        m = RUNNING_RE.match(line)
-        if m:
-            result['time_limit'] = int(m.group('secs'))
-            result['warmup'] = int(m.group('warmup'))
-            result['loadfile'] = m.group('loadfile')
-            continue
-        m = THROUGHPUT_RE.match(line)
-        if m:
-            result['throughput_mb_s'] = float(m.group('tput')) * DBENCH_MB / 1e6
-            result['procs'] = int(m.group('procs'))
-            result['clients'] = int(m.group('clients')) if m.group('clients') else result['procs']
-            result['max_latency_ms'] = float(m.group('lat')) if m.group('lat') is not None else None
-            result['sync_open'] = '(sync open)' in m.group('flags')
-            result['sync_dirs'] = '(sync dirs)' in m.group('flags')
-            continue
-        m = SAMPLE_RE.match(line)
-        if m:
-            result['samples'].append({'phase': m.group('phase'), 'clients': int(m.group('n')),
-                                      'rate_mb_s': float(m.group('rate')), 't': int(m.group('t')),
-                                      'latency_ms': float(m.group('lat')) if m.group('lat') else None})
+        if _run_line(result, line):
             continue
         if CLEANUP_RE.match(line):
             continue
@@ -140,16 +117,52 @@ def _parse_dbench(text):
         else:
             result['unknown'].append(line)
     if result['throughput_mb_s'] is None:
-        if result['errors']:
-            raise DbenchParseError('dbench failed: %s' % '; '.join(result['errors']))
-        if result['unknown']:
-            raise DbenchParseError("no dbench 'Throughput ... MB/sec' line; first line not understood: %r"
-                                   % result['unknown'][0])
-        if last is None:
-            raise DbenchParseError("no dbench 'Throughput ... MB/sec' line: the output is empty")
-        raise DbenchParseError("no dbench 'Throughput ... MB/sec' line: the output stops early (truncated?) "
-                               "after the line %r" % last)
+        raise _no_throughput_error(result, last)
     return result
+
+
+def _run_line(result, line):
+    """Store the version, 'Running for' header, final Throughput or a once-a-second sample line in
+    `result`; True when the line was one of them."""
+    m = VERSION_RE.match(line)
+    if m:
+        result['version'] = m.group('version')
+        return True
+    m = RUNNING_RE.match(line)
+    if m:
+        result['time_limit'] = int(m.group('secs'))
+        result['warmup'] = int(m.group('warmup'))
+        result['loadfile'] = m.group('loadfile')
+        return True
+    m = THROUGHPUT_RE.match(line)
+    if m:
+        result['throughput_mb_s'] = float(m.group('tput')) * DBENCH_MB / 1e6
+        result['procs'] = int(m.group('procs'))
+        result['clients'] = int(m.group('clients')) if m.group('clients') else result['procs']
+        result['max_latency_ms'] = float(m.group('lat')) if m.group('lat') is not None else None
+        result['sync_open'] = '(sync open)' in m.group('flags')
+        result['sync_dirs'] = '(sync dirs)' in m.group('flags')
+        return True
+    m = SAMPLE_RE.match(line)
+    if m:
+        result['samples'].append({'phase': m.group('phase'), 'clients': int(m.group('n')),
+                                  'rate_mb_s': float(m.group('rate')), 't': int(m.group('t')),
+                                  'latency_ms': float(m.group('lat')) if m.group('lat') else None})
+        return True
+    return False
+
+
+def _no_throughput_error(result, last):
+    """The DbenchParseError for output without a final Throughput line, saying why."""
+    if result['errors']:
+        return DbenchParseError('dbench failed: %s' % '; '.join(result['errors']))
+    if result['unknown']:
+        return DbenchParseError("no dbench 'Throughput ... MB/sec' line; first line not understood: %r"
+                                % result['unknown'][0])
+    if last is None:
+        return DbenchParseError("no dbench 'Throughput ... MB/sec' line: the output is empty")
+    return DbenchParseError("no dbench 'Throughput ... MB/sec' line: the output stops early (truncated?) "
+                            "after the line %r" % last)
 
 
 def parse_dbench(text):

@@ -102,13 +102,7 @@ def parse_dd(text, bs=None):
                                'derived from bs' % result['records_out']['partial'])
         result['bytes'] = result['records_out']['full'] * bs
     if result['bytes'] is None:
-        if result['errors']:
-            raise DdParseError('dd failed: %s' % '; '.join(result['errors']))
-        if result['records_out'] is not None:
-            raise DdParseError("dd printed only its 'records' lines and no 'bytes ... copied' line "
-                               '(an old coreutils or a busybox build): pass bs to derive the size')
-        raise DdParseError("no dd transfer summary ('N+M records out' / 'N bytes ... copied') in the output; %s" % (
-            'first line not understood: %r' % unread[:200] if unread else 'the output is empty'))
+        raise _no_transfer_error(result, unread)
     if result['seconds'] is not None and result['seconds'] > 0:
         result['throughput_mb_s'] = result['bytes'] / result['seconds'] / 1e6
     elif result['rate_value'] is not None and result['rate_value'] != float('inf'):
@@ -117,6 +111,17 @@ def parse_dd(text, bs=None):
         except UnitError as e:
             raise DdParseError(str(e))
     return result
+
+
+def _no_transfer_error(result, unread):
+    """The DdParseError for output without a byte count, saying why."""
+    if result['errors']:
+        return DdParseError('dd failed: %s' % '; '.join(result['errors']))
+    if result['records_out'] is not None:
+        return DdParseError("dd printed only its 'records' lines and no 'bytes ... copied' line "
+                            '(an old coreutils or a busybox build): pass bs to derive the size')
+    return DdParseError("no dd transfer summary ('N+M records out' / 'N bytes ... copied') in the output; %s" % (
+        'first line not understood: %r' % unread[:200] if unread else 'the output is empty'))
 
 
 def dd_metrics(parsed):

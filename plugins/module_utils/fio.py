@@ -151,64 +151,78 @@ def _direction(entries, d, names):
             parts.append((part, where))
     if not parts:
         return None, None
-    note = None
-    out = {}
-    if len(parts) == 1 and len(entries) == 1:
-        part, where = parts[0]
-        bw = _num(part, 'bw_bytes', where) if 'bw_bytes' in part else _num(part, 'bw', where) * 1024.0
-        iops = _num(part, 'iops', where)
-    else:
-        io = sum(_io_bytes(p, w) for p, w in parts)
-        runtimes = [p.get('runtime') for p, _skip in parts]
-        if all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in runtimes) and max(runtimes) > 0:
-            runtime_s = max(runtimes) / 1000.0
-            bw = io / runtime_s
-            if all('total_ios' in p for p, _skip in parts):
-                iops = sum(_num(p, 'total_ios', w) for p, w in parts) / runtime_s
-            else:
-                iops = sum(_num(p, 'iops', w) for p, w in parts)
-        else:   # no runtimes: the sum of the workers' own rates
-            bw = sum(_num(p, 'bw_bytes', w) if 'bw_bytes' in p else _num(p, 'bw', w) * 1024.0 for p, w in parts)
-            iops = sum(_num(p, 'iops', w) for p, w in parts)
-    out[d + '_iops'] = metric(iops, 'ops/s', 'higher')
-    out[d + '_throughput'] = metric(bw / 1e6, 'MB/s', 'higher')
+    bw, iops = _direction_rates(parts, single=len(parts) == 1 and len(entries) == 1)
+    out = {d + '_iops': metric(iops, 'ops/s', 'higher'), d + '_throughput': metric(bw / 1e6, 'MB/s', 'higher')}
     lats = [(_lat_parts(p), w) for p, w in parts]
     scale = lats[0][0][2]
-    means = [(lat, w, p) for ((lat, clat, sc), w), (p, _skip) in zip(lats, parts) if 'mean' in lat]
-    if means:
-        if len(means) == 1:
-            lat, w, p = means[0]
-            out[d + '_lat_mean'] = metric(_num(lat, 'mean', w + '.lat') * scale, 'ms', 'lower')
+    mean = _direction_lat_mean(lats, parts)
+    if mean is not None:
+        out[d + '_lat_mean'] = metric(mean * scale, 'ms', 'lower')
+    p99, note = _direction_p99([clat for (lat, clat, sc), w in lats], d)
+    if p99 is not None:
+        out[d + '_lat_p99'] = metric(p99 * scale, 'ms', 'lower')
+    return out, note
+
+
+def _direction_rates(parts, single):
+    """(bytes/s, ops/s) of the workers' parts of one direction: one worker's own figures; several
+    summed over the longest runtime (or their own rates summed when fio gave no runtimes)."""
+    if single:
+        part, where = parts[0]
+        bw = _num(part, 'bw_bytes', where) if 'bw_bytes' in part else _num(part, 'bw', where) * 1024.0
+        return bw, _num(part, 'iops', where)
+    io = sum(_io_bytes(p, w) for p, w in parts)
+    runtimes = [p.get('runtime') for p, _skip in parts]
+    if all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in runtimes) and max(runtimes) > 0:
+        runtime_s = max(runtimes) / 1000.0
+        if all('total_ios' in p for p, _skip in parts):
+            iops = sum(_num(p, 'total_ios', w) for p, w in parts) / runtime_s
         else:
-            weights = []
-            for lat, w, p in means:
-                n = lat.get('N')
-                if isinstance(n, bool) or not isinstance(n, (int, float)):
-                    n = p.get('total_ios', 0)
-                weights.append(float(n or 0))
-            total = sum(weights)
-            if total > 0:
-                mean = sum(_num(lat, 'mean', w + '.lat') * n for (lat, w, p), n in zip(means, weights)) / total
-                out[d + '_lat_mean'] = metric(mean * scale, 'ms', 'lower')
-    clats = [clat for (lat, clat, sc), w in lats]
+            iops = sum(_num(p, 'iops', w) for p, w in parts)
+        return io / runtime_s, iops
+    # no runtimes: the sum of the workers' own rates
+    bw = sum(_num(p, 'bw_bytes', w) if 'bw_bytes' in p else _num(p, 'bw', w) * 1024.0 for p, w in parts)
+    return bw, sum(_num(p, 'iops', w) for p, w in parts)
+
+
+def _direction_lat_mean(lats, parts):
+    """The latency mean (in the parts' own unit) weighted by each worker's sample count, or None."""
+    means = [(lat, w, p) for ((lat, clat, sc), w), (p, _skip) in zip(lats, parts) if 'mean' in lat]
+    if not means:
+        return None
+    if len(means) == 1:
+        lat, w, p = means[0]
+        return _num(lat, 'mean', w + '.lat')
+    weights = []
+    for lat, w, p in means:
+        n = lat.get('N')
+        if isinstance(n, bool) or not isinstance(n, (int, float)):
+            n = p.get('total_ios', 0)
+        weights.append(float(n or 0))
+    total = sum(weights)
+    if total <= 0:
+        return None
+    return sum(_num(lat, 'mean', w + '.lat') * n for (lat, w, p), n in zip(means, weights)) / total
+
+
+def _direction_p99(clats, d):
+    """(p99, note): one worker's p99, the p99 of the merged histograms, else the worst worker's
+    with a note saying so."""
     bins = [_bins(c) for c in clats]
     if len(clats) == 1:
-        p99 = _percentile(clats[0], 99.0)
-    elif all(b is not None for b in bins):
+        return _percentile(clats[0], 99.0), None
+    if all(b is not None for b in bins):
         merged = {}
         for b in bins:
             for k, v in b.items():
                 merged[k] = merged.get(k, 0) + v
-        p99 = merged_percentile(merged, 99.0)
-    else:
-        found = [v for v in (_percentile(c, 99.0) for c in clats) if v is not None]
-        p99 = max(found) if found else None
-        if p99 is not None:
-            note = ('%s_lat_p99 is the worst worker\'s p99 (fio printed no latency histogram to merge: '
-                    '--output-format=json+ has it)' % d)
-    if p99 is not None:
-        out[d + '_lat_p99'] = metric(p99 * scale, 'ms', 'lower')
-    return out, note
+        return merged_percentile(merged, 99.0), None
+    found = [v for v in (_percentile(c, 99.0) for c in clats) if v is not None]
+    p99 = max(found) if found else None
+    if p99 is None:
+        return None, None
+    return p99, ('%s_lat_p99 is the worst worker\'s p99 (fio printed no latency histogram to merge: '
+                 '--output-format=json+ has it)' % d)
 
 
 def group_metrics(entries, names=None):

@@ -246,84 +246,104 @@ def check_fio_job(sections, workdir, allow_unsafe=False, origin='job file'):
     "outside": [(section, key, value)] for paths outside workdir, "unsafe": [(section, key, value)]
     allowed because allow_unsafe}."""
     devices, outside, unsafe = [], [], []
-
-    def add(lst, item):
-        if item not in lst:
-            lst.append(item)
-
     for section, values, lines in sections:
         for key, value in values.items():
-            low = key.lower()
-            problem = UNSAFE.get(low)
-            if low == 'ioengine' and value is not None:
-                engine = value.strip()
-                if engine.split(':', 1)[0] in CODE_ENGINES:
-                    problem = 'the %s engine runs code that is not fio' % engine.split(':', 1)[0]
-                elif engine not in BUILTIN_ENGINES:
-                    problem = ('%r is not one of fio\'s built-in engines, so fio would load it as a shared library'
-                               % engine)
-            if low == 'allow_mounted_write' and value is not None and value.strip() == '0':
-                problem = None
-            if problem:
-                if not allow_unsafe:
-                    raise FioJobError('%s=%s is refused: %s. Remove it, or allow it explicitly (allow_unsafe)'
-                                      % (_where(origin, section, key, lines), value if value is not None else '',
-                                         problem))
-                add(unsafe, (section, key, value))
-            if value is not None and _ENV_RE.search(value) and low in PATH_KEYS:
-                raise FioJobError('%s=%s: ${...} is replaced from the environment when fio runs, so where it '
-                                  'writes cannot be checked: write the path out'
-                                  % (_where(origin, section, key, lines), value))
-
+            _check_option(section, key, value, lines, allow_unsafe, origin, unsafe)
     for section, eff, src in _jobs(sections):
-        jobname = eff.get('name') or section
-
-        def where_of(key):
-            return src.get(key, (section, None))[0]
-
-        dirs = split_names(eff['directory']) if eff.get('directory') else []
-        bases = []
-        for d in dirs:
-            b = os.path.join(workdir, d)
-            bases.append((b, _inside(b, workdir)))
-            if not bases[-1][1]:
-                # reported once; the files fio puts under it are outside with it
-                add(outside, (where_of('directory'), 'directory', eff['directory']))
-        names = []
-        if eff.get('filename'):
-            names = [('filename', n) for n in split_names(eff['filename'])]
-        else:
-            fmt = eff.get('filename_format') or '$jobname.$jobnum.$filenum'
-            key = 'filename_format' if eff.get('filename_format') else 'name'
-            names = [(key, _substitute_format(fmt, jobname))]
-            if '$' in fmt and names[0][1].startswith('/dev/'):
-                raise FioJobError('%s: [%s] filename_format=%s names devices by a pattern that cannot be checked: '
-                                  'name each device with filename=' % (origin, section, fmt))
-        if eff.get('replay_redirect'):
-            names.append(('replay_redirect', eff['replay_redirect']))
-        for key, n in names:
-            shown = eff.get(key) if key != 'name' else jobname
-            if dirs:
-                # fio prefixes the directory to every name, absolute ones too (see the module docstring)
-                candidates = [(b.rstrip('/') + '/' + n.lstrip('/'), inside) for b, inside in bases]
-                if os.path.isabs(n):
-                    candidates.insert(0, (n, True))    # builds that do not prefix absolute names
-            else:
-                candidates = [(os.path.join(workdir, n), True)]
-            for c, report in candidates:
-                if _is_device_path(c):
-                    add(devices, os.path.normpath(c))
-                elif report and os.path.normpath(c) not in HARMLESS_DEVICES and not _inside(c, workdir):
-                    add(outside, (where_of(key), key, shown))
-        if eff.get('opendir') and not _inside(os.path.join(workdir, eff['opendir']), workdir):
-            add(outside, (where_of('opendir'), 'opendir', eff['opendir']))
-        for key in LOG_KEYS:
-            if key in eff:
-                prefix = eff[key] or jobname       # a bare write_bw_log names the logs after the job
-                if not _inside(os.path.join(workdir, prefix), workdir):
-                    add(outside, (where_of(key), key, eff[key]))
-        for key in ('mem', 'iomem'):
-            kind, sep, path = (eff.get(key) or '').partition(':')
-            if sep and path and not _inside(os.path.join(workdir, path), workdir):
-                add(outside, (where_of(key), key, eff[key]))
+        _check_job_paths(section, eff, src, workdir, origin, devices, outside)
     return {'devices': devices, 'outside': outside, 'unsafe': unsafe}
+
+
+def _add(lst, item):
+    if item not in lst:
+        lst.append(item)
+
+
+def _option_problem(low, value):
+    """Why option `low` (lower case) = `value` runs programs or gives up a safety check, or None."""
+    problem = UNSAFE.get(low)
+    if low == 'ioengine' and value is not None:
+        engine = value.strip()
+        if engine.split(':', 1)[0] in CODE_ENGINES:
+            problem = 'the %s engine runs code that is not fio' % engine.split(':', 1)[0]
+        elif engine not in BUILTIN_ENGINES:
+            problem = ('%r is not one of fio\'s built-in engines, so fio would load it as a shared library'
+                       % engine)
+    if low == 'allow_mounted_write' and value is not None and value.strip() == '0':
+        problem = None
+    return problem
+
+
+def _check_option(section, key, value, lines, allow_unsafe, origin, unsafe):
+    """Refuse an unsafe option (noted in `unsafe` when allowed) and a path with ${VAR} in it."""
+    low = key.lower()
+    problem = _option_problem(low, value)
+    if problem:
+        if not allow_unsafe:
+            raise FioJobError('%s=%s is refused: %s. Remove it, or allow it explicitly (allow_unsafe)'
+                              % (_where(origin, section, key, lines), value if value is not None else '',
+                                 problem))
+        _add(unsafe, (section, key, value))
+    if value is not None and _ENV_RE.search(value) and low in PATH_KEYS:
+        raise FioJobError('%s=%s: ${...} is replaced from the environment when fio runs, so where it '
+                          'writes cannot be checked: write the path out'
+                          % (_where(origin, section, key, lines), value))
+
+
+def _job_file_names(eff, section, jobname, origin):
+    """[(option, name)] of the files one job opens: filename=, else its filename_format (or the
+    default $jobname.$jobnum.$filenum), and replay_redirect."""
+    if eff.get('filename'):
+        names = [('filename', n) for n in split_names(eff['filename'])]
+    else:
+        fmt = eff.get('filename_format') or '$jobname.$jobnum.$filenum'
+        key = 'filename_format' if eff.get('filename_format') else 'name'
+        names = [(key, _substitute_format(fmt, jobname))]
+        if '$' in fmt and names[0][1].startswith('/dev/'):
+            raise FioJobError('%s: [%s] filename_format=%s names devices by a pattern that cannot be checked: '
+                              'name each device with filename=' % (origin, section, fmt))
+    if eff.get('replay_redirect'):
+        names.append(('replay_redirect', eff['replay_redirect']))
+    return names
+
+
+def _check_job_paths(section, eff, src, workdir, origin, devices, outside):
+    """Add the devices one job targets to `devices` and its paths outside `workdir` to `outside`."""
+    jobname = eff.get('name') or section
+
+    def where_of(key):
+        return src.get(key, (section, None))[0]
+
+    dirs = split_names(eff['directory']) if eff.get('directory') else []
+    bases = []
+    for d in dirs:
+        b = os.path.join(workdir, d)
+        bases.append((b, _inside(b, workdir)))
+        if not bases[-1][1]:
+            # reported once; the files fio puts under it are outside with it
+            _add(outside, (where_of('directory'), 'directory', eff['directory']))
+    for key, n in _job_file_names(eff, section, jobname, origin):
+        shown = eff.get(key) if key != 'name' else jobname
+        if dirs:
+            # fio prefixes the directory to every name, absolute ones too (see the module docstring)
+            candidates = [(b.rstrip('/') + '/' + n.lstrip('/'), inside) for b, inside in bases]
+            if os.path.isabs(n):
+                candidates.insert(0, (n, True))    # builds that do not prefix absolute names
+        else:
+            candidates = [(os.path.join(workdir, n), True)]
+        for c, report in candidates:
+            if _is_device_path(c):
+                _add(devices, os.path.normpath(c))
+            elif report and os.path.normpath(c) not in HARMLESS_DEVICES and not _inside(c, workdir):
+                _add(outside, (where_of(key), key, shown))
+    if eff.get('opendir') and not _inside(os.path.join(workdir, eff['opendir']), workdir):
+        _add(outside, (where_of('opendir'), 'opendir', eff['opendir']))
+    for key in LOG_KEYS:
+        if key in eff:
+            prefix = eff[key] or jobname       # a bare write_bw_log names the logs after the job
+            if not _inside(os.path.join(workdir, prefix), workdir):
+                _add(outside, (where_of(key), key, eff[key]))
+    for key in ('mem', 'iomem'):
+        _kind, sep, path = (eff.get(key) or '').partition(':')
+        if sep and path and not _inside(os.path.join(workdir, path), workdir):
+            _add(outside, (where_of(key), key, eff[key]))

@@ -418,26 +418,13 @@ def plan(spec, current, conf=None, description=None, adopt=False, host_key=None)
     ours = current['exists'] and is_marked(s, description)
     if current['exists'] and not ours and not adopt:
         raise OpenVZError(not_ours(s, 'destroy' if state == 'absent' else 'reconfigure, start or stop'))
-    cmds = []
     if state == 'absent':
-        if current['exists']:
-            if current['running']:
-                cmds.append([tool, 'stop', ctid])
-            cmds.append([tool, 'destroy' if tool == 'vzctl' else 'delete', ctid])
-            if host_key and host_key.get('exists') and ours:
-                cmds.append(['rm', '-f'] + list(host_key_paths(s, host_key['dir'])))
-        return cmds
+        return _removal(s, current, ours, host_key)
+    cmds = []
     running = current['running']
     new_key = False
     if not current['exists']:
-        if tool == 'vzctl':
-            cmds.append(vzctl_create(s))
-            step = vzctl_set(s)
-            if step:
-                cmds.append(step)
-        else:
-            cmds.append(prlctl_create(s))
-            cmds.extend(prlctl_set(s))
+        cmds = _creation(s)
         running = False
         new_key = True
     else:
@@ -459,6 +446,27 @@ def plan(spec, current, conf=None, description=None, adopt=False, host_key=None)
     if state == 'stopped' and running:
         cmds.append([tool, 'stop', ctid])
     return cmds
+
+
+def _removal(s, current, ours, host_key):
+    """Stop and destroy an existing container, then remove the host key benchlab made for it."""
+    tool, ctid = s['tool'], s['ctid']
+    cmds = []
+    if current['exists']:
+        if current['running']:
+            cmds.append([tool, 'stop', ctid])
+        cmds.append([tool, 'destroy' if tool == 'vzctl' else 'delete', ctid])
+        if host_key and host_key.get('exists') and ours:
+            cmds.append(['rm', '-f'] + list(host_key_paths(s, host_key['dir'])))
+    return cmds
+
+
+def _creation(s):
+    """Create the container and set what creating does not."""
+    if s['tool'] == 'vzctl':
+        step = vzctl_set(s)
+        return [vzctl_create(s)] + ([step] if step else [])
+    return [prlctl_create(s)] + list(prlctl_set(s))
 
 
 def layout_mismatch(spec, conf):
