@@ -118,14 +118,27 @@ def _validator():
     return _VALIDATOR[0]
 
 
-def _where(path):
-    where = ''
-    for part in path:
+def json_path(parts, root='', whole='(record)'):
+    """The one way every schema problem names its place: ``root.key[0].key`` (``key[0].key``
+    without a root); `whole` when the problem is the document itself (no parts, no root)."""
+    where = root
+    for part in parts:
         where += '[%d]' % part if isinstance(part, int) else ('.%s' % part if where else part)
-    return where or '(record)'
+    return where or whole
+
+
+def schema_problems(validator, instance, root='', whole='(record)'):
+    """'<path>: <message>' for every error `validator` finds in `instance`, in path order. For a
+    failed if/then, oneOf or anyOf the innermost cause is reported: it names the actual field."""
+    problems = []
+    for err in sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path)):
+        leaf = err
+        while leaf.context:
+            leaf = sorted(leaf.context, key=lambda e: -len(e.absolute_path))[0]
+        problems.append('%s: %s' % (json_path(leaf.absolute_path, root, whole), leaf.message))
+    return problems
 
 
 def validate_record(rec):
     """Validate a record against the schema; return a list of messages, each naming the field."""
-    errors = sorted(_validator().iter_errors(rec), key=lambda e: list(e.absolute_path))
-    return ['%s: %s' % (_where(e.absolute_path), e.message) for e in errors]
+    return schema_problems(_validator(), rec)

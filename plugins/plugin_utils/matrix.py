@@ -7,13 +7,10 @@ checks a schema cannot express, then expansion into the plan of runs (DESIGN.md 
 from __future__ import annotations
 
 import fractions
-import json
-import os
 import re
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import schema_validator
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import MATRIX_SCHEMA_FILE, load_schema, matrix_problems
 
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'matrix-v1.json')
 DEFAULT_REPETITIONS = 3
 # Methodology defaults (DESIGN.md section 5); a matrix overrides them globally or per benchmark.
 DEFAULT_METHODOLOGY = {'warmup': False, 'cooldown_s': 2, 'quiesce': True, 'max_load_per_cpu': 0.75,
@@ -35,25 +32,9 @@ class MatrixError(ValueError):
         super(MatrixError, self).__init__('invalid bench_matrix:\n' + '\n'.join('- ' + p for p in self.problems))
 
 
-def _where(path):
-    out = 'bench_matrix'
-    for part in path:
-        out += '[%d]' % part if isinstance(part, int) else '.%s' % part
-    return out
-
-
 def schema_problems(matrix):
-    with open(SCHEMA_FILE) as f:
-        schema = json.load(f)
-    validator = schema_validator(schema)
-    problems = []
-    for err in sorted(validator.iter_errors(matrix), key=lambda e: list(e.absolute_path)):
-        # For if/then failures report the innermost cause, which names the actual field.
-        leaf = err
-        while leaf.context:
-            leaf = sorted(leaf.context, key=lambda e: -len(e.absolute_path))[0]
-        problems.append('%s: %s' % (_where(leaf.absolute_path), leaf.message))
-    return problems
+    """The matrix's problems against schemas/matrix-v1.json (plugin_utils/validation.py)."""
+    return matrix_problems(matrix)
 
 
 def semantic_problems(matrix, inventory_hosts=None):
@@ -96,8 +77,7 @@ def semantic_problems(matrix, inventory_hosts=None):
 
 def _size_fields():
     """{tool: [parameter names the schema types as sizes]}, read from the schema itself."""
-    with open(SCHEMA_FILE) as f:
-        defs = json.load(f)['$defs']
+    defs = load_schema(MATRIX_SCHEMA_FILE)['$defs']
     return dict((name[:-len('_params')], sorted(k for k, v in d.get('properties', {}).items()
                                                 if v.get('$ref') == '#/$defs/size'))
                 for name, d in defs.items() if name.endswith('_params'))

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import schema_validator
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import results_problems as validation_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
@@ -26,10 +25,6 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import 
 META_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
              'collection_version', 'status', 'invalid', 'failed')
 RESULTS_SCHEMA_VERSION = 1
-SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas')
-RESULTS_SCHEMA_FILE = os.path.join(SCHEMAS, 'results-v1.json')
-RECORD_SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                  'module_utils', 'schemas', 'record-v1.json')
 # Above this many records results.json is written without indentation (the indenting encoder is
 # pure Python and several times slower).
 INDENT_MAX_RECORDS = 5000
@@ -66,21 +61,10 @@ def results_json(doc):
     return text + '\n'
 
 
-def results_validator():
-    """A jsonschema validator for results.json (resolves the record schema it refers to)."""
-    from referencing import Registry, Resource
-    with open(RESULTS_SCHEMA_FILE) as f:
-        schema = json.load(f)
-    with open(RECORD_SCHEMA_FILE) as f:
-        record = json.load(f)
-    registry = Registry().with_resource(record['$id'], Resource.from_contents(record))
-    return schema_validator(schema, registry=registry)
-
-
 def results_problems(doc):
-    """Messages for everything in a results document (as parsed from results.json) the schema refuses."""
-    errors = sorted(results_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
-    return ['%s: %s' % ('/'.join(str(p) for p in e.absolute_path) or '(document)', e.message) for e in errors]
+    """Messages for everything in a results document (as parsed from results.json) the schema
+    refuses (plugin_utils/validation.py)."""
+    return validation_problems(doc)
 
 
 def write_reports(rundir, doc, errors=None, skip=()):
