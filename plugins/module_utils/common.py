@@ -1,13 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to benchlab.bench: no API promise. Used by the benchmark modules; bonnie and iperf parsers.
 """Target-side helpers the benchmark modules share: cache dropping, RAM size, the methodology
 guards, the common module options (labels, guards, run_id, run_key) and the small text helpers
 the parsers share (first_line, quote_line, version_tuple). Work directories: module_utils/workdir.py;
 the run skeleton: module_utils/benchrun.py.
-
-Private to benchlab.bench (no API promise). Used by the benchmark modules and the parsers in
-module_utils (bonnie, iperf, compress).
 """
 
 import os

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to benchlab.bench: no API promise. Used by modules/fio, module_utils/fio, plugin_utils/jobfiles.
 """fio job safety: read a fio job file (or the module's ``options``) the way fio does, refuse what
 runs code or defeats fio's own safety checks, and name every device and every path outside the work
 directory the job would write, so the caller can pass each device through module_utils/devguard.

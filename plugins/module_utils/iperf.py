@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to benchlab.bench: no API promise. Used by modules/iperf, filter/parse_iperf.
 """The iperf parsers (iperf3 JSON, iperf2 CSV and text), the records and the argv builders (pure).
 
 Formats read (fixtures in tests/unit/fixtures/iperf, each with the command that made it):
@@ -18,8 +19,6 @@ Throughput is in Mbit/s (10^6 bits/s): what the receiver got where the output sa
 ``sum_received``, the iperf2 UDP server report), otherwise what the sender wrote (iperf2 TCP).
 
 The server process (start, recognise, stop) is module_utils/iperf_server.py.
-Private to benchlab.bench (no API promise). Used by modules/iperf.py, filter/parse_iperf.py and,
-through the records, the report callback.
 """
 
 import json

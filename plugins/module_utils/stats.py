@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to benchlab.bench: no API promise. Used by filters summarize, compare; analysis, gate, traps, regress.
 """Statistics over repetitions, pure Python (no numpy/scipy on targets or controllers).
 
 summarize() gives n, mean, median, stdev, CV, min, max and the 95% confidence interval of the mean

@@ -1,11 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Private to benchlab.bench: no API promise. Used by bonnie, sysbench (parsers, modules, filters).
 """The one mapping between a benchmark's name in the matrix (= its module's name: ``bonnie``,
 ``sysbench_fileio``) and the tool name its records carry (``bonnie++``, ``sysbench``).
-
-Private to benchlab.bench (no API promise). Used by the parsers in module_utils (the records'
-tool), the benchmark modules, the parse_* filters and the report callback (progress lines).
 """
 
 # matrix tool -> the record tool names it produces (the first is the usual one; iperf's records
