@@ -47,8 +47,8 @@ def report_dir(value=None, environ=None, from_callback=False, runner_artifacts=F
     under ansible-runner and with nothing set, the runs go to <artifacts>/benchlab."""
     environ = os.environ if environ is None else environ
     base = value or environ.get(REPORT_DIR_ENV) or (callback_setting('output_dir') if from_callback else None)
-    explicit = bool(environ.get(REPORT_DIR_ENV)) or base not in (None, '', DEFAULT_REPORT_DIR,
-                                                                  os.path.abspath(DEFAULT_REPORT_DIR))
+    defaults = (None, '', DEFAULT_REPORT_DIR, os.path.abspath(DEFAULT_REPORT_DIR))
+    explicit = bool(environ.get(REPORT_DIR_ENV)) or base not in defaults
     artifacts = environ.get(RUNNER_ARTIFACTS_ENV)
     if runner_artifacts and artifacts and not explicit:
         base = os.path.join(artifacts, 'benchlab')
