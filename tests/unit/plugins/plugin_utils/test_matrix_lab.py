@@ -15,7 +15,7 @@ import yaml
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import (
     MatrixError, expand_plan, run_params, validate_matrix)
 
-LAB = Path(__file__).resolve().parents[2] / 'inventories' / 'local' / 'group_vars' / 'all' / 'lab_matrix.yml'
+LAB = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'lab_matrix.yml'
 
 
 @pytest.fixture(scope='module')

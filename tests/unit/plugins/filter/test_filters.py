@@ -19,7 +19,7 @@ from ansible_collections.benchlab.bench.plugins.filter.parse_dd import parse_dd
 from ansible_collections.benchlab.bench.plugins.filter.parse_fio import parse_fio
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 
-EXAMPLE = Path(__file__).resolve().parents[2] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
+EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import (
     finite, results_json, results_problems, write_reports)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
 
-REPORT = Path(__file__).resolve().parent / 'fixtures' / 'report'
+REPORT = Path(__file__).resolve().parents[2] / 'fixtures' / 'report'
 META = dict(run_id='20261202T141207Z-be3cfb', started='2026-12-02T14:12:07Z', finished='2026-12-02T14:13:10Z',
             user='root', inventory='inventories/local', playbook='playbooks/bench.yml', matrix='it-small',
             collection_version='0.1.0', status='complete', invalid=[], failed=[])

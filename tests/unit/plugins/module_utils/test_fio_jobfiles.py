@@ -17,7 +17,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import check
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 
-JOBS = Path(__file__).resolve().parent / 'fixtures' / 'fio' / 'jobs'
+JOBS = Path(__file__).resolve().parents[2] / 'fixtures' / 'fio' / 'jobs'
 WORK = '/srv/bench/benchlab-fio-abc123'
 
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from test_parse_filters_fuzz import check
+from ansible_collections.benchlab.bench.tests.unit.plugins.filter.test_parse_filters_fuzz import check
 
 # stored gzipped: the mutated inputs hold bare carriage returns, which sanity's line-ending check rejects
-REGRESSIONS = sorted((Path(__file__).resolve().parents[1] / 'fuzz' / 'regressions').glob('parse_*.txt.gz'))
+REGRESSIONS = sorted((Path(__file__).resolve().parents[3] / 'fuzz' / 'regressions').glob('parse_*.txt.gz'))
 
 
 def test_there_are_regression_inputs():

@@ -8,7 +8,7 @@ import yaml
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan, validate_matrix
 
-LAB = Path(__file__).resolve().parents[2] / 'inventories' / 'lab'
+LAB = Path(__file__).resolve().parents[4] / 'inventories' / 'lab'
 
 
 def hosts_of(inventory):

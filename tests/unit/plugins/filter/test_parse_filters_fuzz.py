@@ -13,11 +13,11 @@ import pytest
 from ansible.errors import AnsibleFilterError
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import fixture_text
+from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 
-FIXTURES = Path(__file__).resolve().parent / 'fixtures'
+FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
 
 # filter name -> (tool word its errors must name, fixture directory, file patterns)
 FILTERS = {

@@ -370,7 +370,7 @@ def test_normalize_does_not_mutate_input():
 
 # ---- input is data, never syntax: the hostile DRBD corpus (fixtures/hostile/drbd.yml) -------------------
 
-HOSTILE = yaml.safe_load((Path(__file__).resolve().parent / 'fixtures' / 'hostile' / 'drbd.yml').read_text())
+HOSTILE = yaml.safe_load((Path(__file__).resolve().parents[2] / 'fixtures' / 'hostile' / 'drbd.yml').read_text())
 
 
 def hostile_resources(case):

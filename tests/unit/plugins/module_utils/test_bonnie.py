@@ -17,7 +17,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import (
     FILE_TESTS, IO_TESTS, TESTS, BonnieParseError, bonnie_records, parse_bonnie)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 
-from conftest import FIXTURES
+from ansible_collections.benchlab.bench.tests.unit.helpers import FIXTURES
 
 DIR = 'bonnie/'
 

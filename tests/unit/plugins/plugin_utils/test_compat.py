@@ -12,7 +12,7 @@ import yaml
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils import compat
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 # Modules that run on the controller only (their own action plugin does the work).
 CONTROLLER_ONLY = {'compare_runs'}
 

@@ -14,7 +14,7 @@ import yaml
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import (
     DEFAULT_REPETITIONS, MatrixError, expand_plan, validate_matrix)
 
-EXAMPLE = Path(__file__).resolve().parents[2] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
+EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
 HOSTS = ('localhost',)
 
 

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from conftest import COLLECTIONS
+from ansible_collections.benchlab.bench.tests.unit.helpers import collections_root
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils import history
@@ -169,7 +169,7 @@ def test_concurrent_writers_in_two_processes(db, tmp_path):
     script = tmp_path / 'writer.py'
     script.write_text(WRITER)
     here = os.path.dirname(os.path.abspath(__file__))
-    procs = [subprocess.Popen([sys.executable, str(script), str(COLLECTIONS), here, db, who, '25'],
+    procs = [subprocess.Popen([sys.executable, str(script), str(collections_root()), here, db, who, '25'],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for who in ('1', '2')]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import fixture_text
+from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
 
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
@@ -22,8 +22,8 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
     fmt_delta, fmt_num, fmt_vs, render_markdown, render_terminal)
 
-FIXTURES = Path(__file__).resolve().parent / 'fixtures'
-EXAMPLE = Path(__file__).resolve().parents[2] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
+FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
+EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
 ROOTFS, TMPFS = 'host-rootfs', 'host-tmpfs'
 CELL_LABELS = {ROOTFS: {'platform': 'host', 'storage': 'rootfs'}, TMPFS: {'platform': 'host', 'storage': 'tmpfs'}}
 

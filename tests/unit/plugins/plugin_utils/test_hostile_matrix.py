@@ -8,7 +8,7 @@ import yaml
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 
-CORPUS = yaml.safe_load((Path(__file__).resolve().parent / 'fixtures' / 'hostile' / 'matrices.yml').read_text())['cases']
+CORPUS = yaml.safe_load((Path(__file__).resolve().parents[2] / 'fixtures' / 'hostile' / 'matrices.yml').read_text())['cases']
 
 
 def test_the_corpus_is_large_and_unique():

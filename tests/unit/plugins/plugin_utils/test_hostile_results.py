@@ -21,9 +21,9 @@ import yaml
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, read_jsonl, repair_jsonl
 
-from test_nothing_lost import callback  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_nothing_lost import callback  # noqa: F401  pylint: disable=unused-import
 
-HOSTILE = Path(__file__).resolve().parent / 'fixtures' / 'hostile'
+HOSTILE = Path(__file__).resolve().parents[2] / 'fixtures' / 'hostile'
 JSONL = yaml.safe_load((HOSTILE / 'results_jsonl.yml').read_text())['cases']
 RUN_IDS = yaml.safe_load((HOSTILE / 'run_ids.yml').read_text())['cases']
 
