@@ -10,9 +10,7 @@ import os
 import re
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.filter.parse_bonnie import parse_bonnie as parse_bonnie_filter
 from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import (
     FILE_TESTS, IO_TESTS, TESTS, BonnieParseError, bonnie_records, parse_bonnie)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
@@ -304,23 +302,3 @@ def test_truncated_csv_line_quotes_it(read_fixture):
 def test_not_text():
     with pytest.raises(BonnieParseError, match='must be text'):
         parse_bonnie(None)
-
-
-def test_filter_returns_a_list(read_fixture):
-    records = parse_bonnie_filter(read_fixture(DIR + 'reference-003-bonnie-1.03-drbd.txt'), labels={'storage': 'drbd'})
-    assert isinstance(records, list) and len(records) == 6
-    assert all(r['labels'] == {'storage': 'drbd'} and 'cmd' not in r and 'started' not in r for r in records)
-    one = parse_bonnie_filter(read_fixture(DIR + 'public-1.96-perfkit-sample.csv'))
-    assert isinstance(one, list) and len(one) == 1
-
-
-@pytest.mark.parametrize('value,expected', [
-    (None, 'got NoneType'),
-    (42, 'got int'),
-    ('', "parse_bonnie: bonnie++ output is empty"),
-    ('garbage here\n', "parse_bonnie: no bonnie++ result (CSV line or text table) in the output; first line: 'garbage here'"),
-])
-def test_filter_errors(value, expected):
-    with pytest.raises(AnsibleFilterError) as exc:
-        parse_bonnie_filter(value)
-    assert expected in str(exc.value)

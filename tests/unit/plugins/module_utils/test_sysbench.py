@@ -10,9 +10,7 @@ import re
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.filter.parse_sysbench import FilterModule, parse_sysbench as parse_sysbench_filter
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import (
     ZERO_DATA_WARNING, SysbenchParseError, parse_sysbench, sysbench_record)
@@ -110,7 +108,7 @@ def test_direct_flag_and_options_are_read(read_fixture):
     assert parse_sysbench(_fx(read_fixture, 'sysbench-1.0.20-rndrw.txt'))['extra_flags'] == '(none)'
 
 
-@pytest.mark.parametrize('name,message', [
+FATAL_CASES = [
     ('sysbench-1.0.20-fatal-no-prepare.txt',
      "FATAL: Cannot open file 'test_file.0' errno = 2 (No such file or directory) "
      'WARNING: Did you forget to run the prepare step?'),
@@ -118,7 +116,10 @@ def test_direct_flag_and_options_are_read(read_fixture):
     ('sysbench-1.0.20-fatal-unwritable-dir.txt', "FATAL: Can't open file errno = 13 (Permission denied)"),
     ('sysbench-1.0.20-fatal-direct-blocksize.txt',
      'FATAL: Failed to read file! file: 4 pos: 28696 errno = 22 (Invalid argument)'),
-])
+]
+
+
+@pytest.mark.parametrize('name,message', FATAL_CASES)
 def test_fatal_is_a_failure(read_fixture, name, message):
     text = _fx(read_fixture, name)
     with pytest.raises(SysbenchParseError) as exc:
@@ -126,9 +127,6 @@ def test_fatal_is_a_failure(read_fixture, name, message):
     assert str(exc.value) == 'sysbench failed: ' + message
     with pytest.raises(SysbenchParseError):
         sysbench_record(text)
-    with pytest.raises(AnsibleFilterError) as exc:
-        parse_sysbench_filter(text)
-    assert str(exc.value) == 'parse_sysbench: sysbench failed: ' + message
 
 
 def test_bad_option_on_stderr(read_fixture):
@@ -159,22 +157,3 @@ def test_empty_garbage_truncated(read_fixture):
     assert "stops early (truncated?) after the line 'Threads started!'" in str(exc.value)
     with pytest.raises(SysbenchParseError, match='must be text'):
         parse_sysbench(b'x')
-
-
-def test_filter(read_fixture):
-    assert FilterModule().filters() == {'parse_sysbench': parse_sysbench_filter}
-    rec = parse_sysbench_filter(_fx(read_fixture, 'sysbench-1.0.20-rndrw.txt'), labels={'cell': 'x'})
-    assert validate_record(rec) == [] and rec['labels'] == {'cell': 'x'} and rec['test'] == 'rndrw'
-    assert 'cmd' not in rec and 'duration_s' not in rec
-
-
-@pytest.mark.parametrize('value', [None, 1, b'File operations:', {'a': 1}])
-def test_filter_non_string(value):
-    with pytest.raises(AnsibleFilterError, match='parse_sysbench expects the text sysbench printed, got %s' % type(value).__name__):
-        parse_sysbench_filter(value)
-
-
-def test_filter_garbage_names_the_tool():
-    with pytest.raises(AnsibleFilterError) as exc:
-        parse_sysbench_filter('Permission denied\n')
-    assert str(exc.value) == "parse_sysbench: no sysbench 'File operations' report; first line not understood: 'Permission denied'"
