@@ -12,7 +12,7 @@ SANITY_ROOT := build/sanity/ansible_collections/benchlab/bench
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: bench test test-vm setup venv tools sanity lint target-py36 units fuzz integration compat perf build ee-context clean clean-lab libvirt-py
+.PHONY: bench test test-vm setup venv tools sanity units-ansible-test changelog lint target-py36 units fuzz integration compat perf build ee-context clean clean-lab libvirt-py
 
 # The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
 # the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
@@ -62,13 +62,37 @@ tools: venv $(COLL_LINK)
 
 # ansible-test needs the collection under ansible_collections/<ns>/<name>: test a copy of the
 # tracked (and new, not ignored) files there. Its pip bootstrap is seeded from PyPI (offline-safe).
-sanity: venv
+define sanity_copy
 	rm -rf build/sanity && mkdir -p $(SANITY_ROOT)
 	git ls-files --cached --others --exclude-standard | grep -v '^\.collections' | \
 		while read -r f; do [ -e "$$f" ] && echo "$$f"; done | tar -cf - -T - | tar -xf - -C $(SANITY_ROOT)
 	cd $(SANITY_ROOT) && git init -q && git add -A
 	$(BIN)/python tests/utils/seed_get_pip.py $(BIN)/python
+endef
+
+sanity: venv
+	$(sanity_copy)
 	cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no
+
+# The unit tests the Ansible way: `ansible-test units` in the same copy, module_utils tests in its
+# target-side context (no controller code importable), the others as controller tests; its venv
+# gets tests/unit/requirements.txt. Not in `make test` (about 4 minutes here; `make units` runs the
+# same tests through pytest). UNITS_AT= narrows it (default: module_utils and plugin_utils tests).
+UNITS_AT ?= tests/unit/plugins/module_utils/ tests/unit/plugins/plugin_utils/
+units-ansible-test: venv
+	$(sanity_copy)
+	cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test units --venv --python 3.11 --color no $(UNITS_AT)
+
+# The changelog: fold changelogs/fragments into changelogs/changelog.yaml for the version in galaxy.yml
+# and generate CHANGELOG.rst, with antsibull-changelog in a throwaway venv (not a dependency).
+# `make changelog` after merging; tests/unit/test_changelog.py says when CHANGELOG.rst is stale.
+ANTSIBULL := build/antsibull-changelog
+changelog: venv $(COLL_LINK)
+	test -x $(ANTSIBULL)/bin/antsibull-changelog || { $(PYTHON) -m venv $(ANTSIBULL) && \
+		$(ANTSIBULL)/bin/python -m pip install --quiet --disable-pip-version-check antsibull-changelog==0.36.0; }
+	PATH=$(CURDIR)/$(BIN):$$PATH ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.collections \
+		$(ANTSIBULL)/bin/antsibull-changelog release --version "$$($(BIN)/python -c 'import yaml; print(yaml.safe_load(open("galaxy.yml"))["version"])')"
+	$(ANTSIBULL)/bin/antsibull-changelog lint
 
 lint: venv $(COLL_LINK)
 	$(BIN)/ansible-lint

@@ -1,6 +1,6 @@
 """Fuzz every parse_* filter: N generated and mutated outputs each (default 10,000).
 
-The contract is the one of tests/unit/test_parse_filters_fuzz.py: valid result records, or an
+The contract is the one of tests/unit/plugins/filter/test_parse_filters_fuzz.py: valid result records, or an
 AnsibleFilterError naming the tool; any other exception is a finding. Inputs are made from the
 real fixtures of each tool by a seeded generator (reproducible: --seed), so a finding can be
 replayed. Prints one line per filter and exits 1 on a finding, saving the input under
@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / '.collections'))
-sys.path.insert(0, str(REPO / 'tests' / 'unit'))
+sys.path.insert(0, str(REPO / 'tests' / 'unit' / 'plugins' / 'filter'))
 
 from test_parse_filters_fuzz import FILTERS, SAMPLES, check, mutate  # noqa: E402  pylint: disable=wrong-import-position
 

@@ -5,7 +5,7 @@ Real here: rendering + validation with the real drbdadm 9.22 (and its bundled dr
 wipe-md on a real loop device (drbdmeta writes it without a kernel module), and drbdadm's own dry
 run (-d) of the lifecycle steps. NOT real here: there is no DRBD kernel module on this machine, so
 up/primary/secondary/down/status only run in check mode (plan + `drbdadm -d`) and the states come
-from the published fixture (tests/unit/test_drbd.py).
+from the published fixture (tests/unit/plugins/module_utils/test_drbd.py).
 """
 
 import importlib.util
@@ -436,7 +436,7 @@ def logging_drbdadm(tmp_path):
 def test_hostile_drbd_corpus_is_refused_by_the_module_before_drbdadm_sees_it(env, tmp_path, logging_drbdadm):
     """Each case of the corpus through the real module: refused naming the field, the config dir (with a
     hand-written canary and a benchlab file) unchanged, and drbdadm never ran on a candidate."""
-    spec = importlib.util.spec_from_file_location('unit_test_drbd', REPO / 'tests/unit/test_drbd.py')
+    spec = importlib.util.spec_from_file_location('unit_test_drbd', REPO / 'tests/unit/plugins/module_utils/test_drbd.py')
     unit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(unit)
     hostile_resources = unit.hostile_resources

@@ -3,55 +3,63 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Make the checkout importable as ``ansible_collections.benchlab.bench`` for the unit tests.
 
-The checkout root IS the collection; ``make setup`` creates the symlink
-``.collections/ansible_collections/benchlab/bench -> ../../..`` and this file puts ``.collections``
-at the front of ``sys.path``. Without the symlink the tests stop with a message saying how to make it.
+Two ways, tried in order:
+- the checkout symlink ``.collections/ansible_collections/benchlab/bench -> ../../..`` that
+  ``make setup`` creates (``make units``: plain pytest on the checkout);
+- the normal path: the collection already sits at ``.../ansible_collections/benchlab/bench``
+  (``ansible-test units``, an installed collection), whose ``ansible_collections`` parent goes on
+  ``sys.path`` if it is not there yet.
+Only when neither gives the collection do the tests stop, with a message saying how to make the link.
 """
 
-from __future__ import annotations
-
-import gzip
 import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-COLLECTIONS = REPO_ROOT / '.collections'
-COLLECTION_LINK = COLLECTIONS / 'ansible_collections' / 'benchlab' / 'bench'
-FIXTURES = Path(__file__).resolve().parent / 'fixtures'
+COLLECTION_LINK = REPO_ROOT / '.collections' / 'ansible_collections' / 'benchlab' / 'bench'
 
 
-def fixture_text(name):
-    """A fixture's text. Output with carriage returns (dd status=progress) is stored gzipped, byte
-    for byte as the tool printed it, because ansible-test's line-endings check refuses bare CRs."""
-    path = FIXTURES / name
-    if not path.exists() and path.with_name(path.name + '.gz').exists():
-        with gzip.open(str(path) + '.gz', 'rt', encoding='utf-8', newline='') as f:
-            return f.read()
-    return path.read_text(encoding='utf-8')
-
-
-def _check_link():
-    how = ('run `make setup` in %s (or: mkdir -p .collections/ansible_collections/benchlab && '
-           'ln -sfn ../../.. .collections/ansible_collections/benchlab/bench)' % REPO_ROOT)
+def _link_problem():
     if not COLLECTION_LINK.is_symlink() and not COLLECTION_LINK.exists():
-        return 'the collection symlink %s is missing: %s' % (COLLECTION_LINK, how)
+        return 'the collection symlink %s is missing' % COLLECTION_LINK
     if not (COLLECTION_LINK / 'galaxy.yml').is_file():
-        return 'the collection symlink %s is broken (no galaxy.yml behind it): %s' % (COLLECTION_LINK, how)
+        return 'the collection symlink %s is broken (no galaxy.yml behind it)' % COLLECTION_LINK
     if COLLECTION_LINK.resolve() != REPO_ROOT:
-        return ('the collection symlink %s points at %s, not at this checkout %s: %s'
-                % (COLLECTION_LINK, COLLECTION_LINK.resolve(), REPO_ROOT, how))
+        return 'the collection symlink %s points at %s, not at this checkout %s' % (
+            COLLECTION_LINK, COLLECTION_LINK.resolve(), REPO_ROOT)
     return None
 
 
-_PROBLEM = _check_link()
-if not _PROBLEM and str(COLLECTIONS) not in sys.path:
-    sys.path.insert(0, str(COLLECTIONS))
+def _normal_path():
+    """The directory above ``ansible_collections`` when the checkout sits at ansible_collections/benchlab/bench."""
+    if len(REPO_ROOT.parts) > 3 and REPO_ROOT.parts[-3] == 'ansible_collections':
+        return REPO_ROOT.parents[2]
+    return None
+
+
+def _setup_path():
+    problem = _link_problem()
+    if not problem:
+        root = str(REPO_ROOT / '.collections')
+    else:
+        normal = _normal_path()
+        if normal is None:
+            how = ('run `make setup` in %s (or: mkdir -p .collections/ansible_collections/benchlab && '
+                   'ln -sfn ../../.. .collections/ansible_collections/benchlab/bench)' % REPO_ROOT)
+            return '%s and the checkout is not at ansible_collections/benchlab/bench: %s' % (problem, how)
+        root = str(normal)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return None
+
+
+_PROBLEM = _setup_path()
 
 
 def pytest_sessionstart():
-    """Stop before collecting anything (and before import errors) when the symlink is not usable."""
+    """Stop before collecting anything (and before import errors) when the collection is not importable."""
     if _PROBLEM:
         pytest.exit('benchlab.bench unit tests: ' + _PROBLEM, returncode=4)
 
@@ -59,6 +67,5 @@ def pytest_sessionstart():
 @pytest.fixture
 def read_fixture():
     """read_fixture('dd/coreutils-9.1-write-fdatasync.txt') -> the fixture's text."""
-    def _read(name):
-        return fixture_text(name)
-    return _read
+    from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text  # pylint: disable=import-outside-toplevel
+    return fixture_text

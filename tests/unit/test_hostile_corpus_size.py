@@ -101,7 +101,7 @@ def module_cases(path):
 def hostile_module_cases():
     out = {}
     for sub in ('unit', 'integration'):
-        for path in sorted((TESTS / sub).glob('test_*.py')):
+        for path in sorted((TESTS / sub).rglob('test_*.py')):
             if path.name == Path(__file__).name:
                 continue
             ids = module_cases(path)
