@@ -77,8 +77,8 @@ sanity: venv
 # The unit tests the Ansible way: `ansible-test units` in the same copy, module_utils tests in its
 # target-side context (no controller code importable), the others as controller tests; its venv
 # gets tests/unit/requirements.txt. Not in `make test` (about 4 minutes here; `make units` runs the
-# same tests through pytest). UNITS_AT= narrows it (default: module_utils and plugin_utils tests).
-UNITS_AT ?= tests/unit/plugins/module_utils/ tests/unit/plugins/plugin_utils/
+# same tests through pytest). UNITS_AT= narrows it (e.g. tests/unit/plugins/module_utils/); default all.
+UNITS_AT ?=
 units-ansible-test: venv
 	$(sanity_copy)
 	cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test units --venv --python 3.11 --color no $(UNITS_AT)

@@ -28,5 +28,5 @@ def fixture_text(name):
 def collections_root():
     """The directory holding ``ansible_collections`` this run imports the collection from (for
     subprocesses that must import it too)."""
-    import ansible_collections.benchlab.bench as bench  # pylint: disable=import-outside-toplevel
+    from ansible_collections.benchlab import bench  # pylint: disable=import-outside-toplevel
     return Path(list(bench.__path__)[0]).parents[2]
