@@ -218,6 +218,18 @@ def _flag_zero_elision(benchmarks, keys):
                 c['flags'].append(flag)
 
 
+def ordered_cells(bench):
+    """The cells as the tables show them: the global baseline first, each baseline followed by the
+    cells compared with it, then the rest in the analysis order."""
+    cells = bench['cells']
+    bases = sorted((c for c in cells if c['baseline']), key=lambda c: c['cell'] != bench['baseline'])
+    out = []
+    for base in bases:
+        out.append(base)
+        out.extend(c for c in cells if c.get('baseline_cell') == base['cell'])
+    return out + [c for c in cells if c not in out]
+
+
 # -- what the report shows first and the views across cells -----------------------------------
 
 def charted_metric(bench):
