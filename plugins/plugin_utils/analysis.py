@@ -321,7 +321,8 @@ def step_aggregates(bench, measured):
             groups.setdefault(tuple(c['cell'] for c in bench['cells'] if c['cell'] in ran), []).append(ran)
     out = []
     for cells, steps in groups.items():
-        sums = summarize([sum(v for v, _u in ran.values()) for ran in steps])
+        totals = [sum(v for v, _u in ran.values()) for ran in steps]
+        sums = dict(summarize(totals), values=totals)
         per = summarize([v for ran in steps for v, _u in ran.values()])
         out.append(dict(benchmark=bench['name'], metric=m, unit=next(iter(steps[0].values()))[1], cells=list(cells),
                         guests=len(cells), n=len(steps), aggregate=sums, per_guest=_brief(per)))
