@@ -290,17 +290,17 @@ def forest_bar(row, scale, width=FOREST_WIDTH):
     """A text forest-plot row: `·····━━━●━━│·········` (│ is 0, ━ the 95% CI, ● a significant
     delta, ○ one within noise)."""
     if row['delta_pct'] is None:
-        return ' ' * width
+        return ''
 
     def at(v):
         return max(0, min(width - 1, int(round((v / scale + 1.0) * (width - 1) / 2.0))))
-    bar = ['·'] * width
+    line = ['·'] * width
     lo, hi = sorted(row.get('ci_pct') or [row['delta_pct'], row['delta_pct']])
     for i in range(at(lo), at(hi) + 1):
-        bar[i] = '━'
-    bar[at(0.0)] = '│'
-    bar[at(row['delta_pct'])] = '●' if row['significant'] else '○'
-    return ''.join(bar)
+        line[i] = '━'
+    line[at(0.0)] = '│'
+    line[at(row['delta_pct'])] = '●' if row['significant'] else '○'
+    return ''.join(line)
 
 
 def fmt_ci_pct(row):
@@ -512,9 +512,10 @@ def _md_overview(rows):
     for r in rows:
         verdict = {'worse': '**significantly worse**', 'better': '**significantly better**',
                    'noise': 'within noise', 'unknown': 'too little data (n < 2)'}[forest_kind(r)]
-        out.append('| %s | %s | %s | %s | %s %s | `%s` | %s |' % (
+        plot = '—' if r['delta_pct'] is None else '`%s`' % forest_bar(r, scale)
+        out.append('| %s | %s | %s | %s | %s %s | %s | %s |' % (
             _md(r['benchmark']), _md(r['cell']), _md(r['baseline']), _md(r['metric']), fmt_delta(r['delta_pct']),
-            fmt_ci_pct(r), forest_bar(r, scale), verdict))
+            fmt_ci_pct(r), plot, verdict))
     return out + ['']
 
 

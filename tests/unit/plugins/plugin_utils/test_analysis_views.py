@@ -57,11 +57,13 @@ def _cell_labels(name):
     return {'node': node, 'storage': storage, 'cell': name, 'benchmark': 'dd-write'}
 
 
+def _node_labels(name):
+    return dict((k, v) for k, v in _cell_labels(name).items() if k in ('node', 'storage'))
+
+
 def _plan(**keys):
     matrix = dict(name='views', baseline='a-rootfs', repetitions=3,
-                  cells=[dict(name=n, host='localhost', path='/var/tmp', labels=dict((k, v) for k, v in _cell_labels(n).items()
-                                                                                       if k in ('node', 'storage')))
-                         for n in CELLS],
+                  cells=[dict(name=n, host='localhost', path='/var/tmp', labels=_node_labels(n)) for n in CELLS],
                   benchmarks=[dict(name='dd-write', tool='dd', params=dict(test='write', size='32M'))], **keys)
     return expand_plan(matrix, ['localhost'])
 
@@ -134,10 +136,9 @@ def test_baseline_by_compares_each_cell_with_its_groups_baseline(nodes):
 
 
 def test_baseline_by_group_without_the_global_baselines_labels_takes_its_first_cell():
-    cells = [dict(cell=n, labels=dict((k, v) for k, v in _cell_labels(n).items() if k in ('node', 'storage')), hosts=['h'])
-             for n in ('a-rootfs', 'a-tmpfs', 'c-tmpfs', 'c-zfs')]
-    assert baselines(cells, 'a-rootfs', 'node') == {'a-rootfs': 'a-rootfs', 'a-tmpfs': 'a-rootfs',
-                                                     'c-tmpfs': 'c-tmpfs', 'c-zfs': 'c-tmpfs'}
+    cells = [dict(cell=n, labels=_node_labels(n), hosts=['h']) for n in ('a-rootfs', 'a-tmpfs', 'c-tmpfs', 'c-zfs')]
+    expect = {'a-rootfs': 'a-rootfs', 'a-tmpfs': 'a-rootfs', 'c-tmpfs': 'c-tmpfs', 'c-zfs': 'c-tmpfs'}
+    assert baselines(cells, 'a-rootfs', 'node') == expect
     # a label no cell has: everyone keeps the global baseline; host is a label every cell has
     assert set(baselines(cells, 'a-rootfs', 'kvm_build').values()) == {'a-rootfs'}
     assert set(baselines(cells, 'a-rootfs', 'host').values()) == {'a-rootfs'}
