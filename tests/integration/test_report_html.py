@@ -56,6 +56,9 @@ def test_all_five_files_and_schema(small_run):
     results, jsonl = load_run(rundir)
     assert results_problems(results) == []
     assert results['results_schema'] == 1
+    # every record carries the schedule step its run started in (one host: one run per step)
+    assert sorted(r['step'] for r in results['records']) == list(range(8))
+    assert results['analysis']['steps'] == []   # nothing ran together here
     # the callback's pivot option: storage as columns, in results.json and pivot.csv
     (pivot,) = [p for p in results['analysis']['pivots'] if p['benchmark'] == 'dd-write']
     assert pivot['factor'] == 'storage' and pivot['columns'] == ['rootfs', 'tmpfs'] and pivot['rows'] == [{}]
