@@ -18,8 +18,11 @@ description:
     row per record and metric), C(report.md) and C(report.html) (one self-contained file with inline
     SVG charts). The reports show the header, the environment per cell with the keys that differ, per
     benchmark a side-by-side table (rows = metrics, columns = cells, baseline first, each entry
-    C(mean ± CI95 (n)) with the delta to the baseline and a significance mark), the dd table of the
-    field reports, the trap flags, the variance gate and the failed or missing cells. It prints a
+    C(mean ± CI95 (n)) with the delta to the baseline, a significance mark and the min-max), the tool's
+    own tables (dd's table of the field reports), the trap flags, the variance gate and the failed or
+    missing cells. Both open with the overview (per benchmark and cell the delta vs its baseline with
+    its 95% CI, a forest plot), then the pivots (C(pivot)), the aggregates of runs started together in
+    one step, and the environment keys that differ. With a pivot, C(pivot.csv) too. It prints a
     summary that fits 100 columns.
   - While the benchmarks run, prints one progress line per run started (index, total, elapsed time
     and an estimate of the time left), from the C(bench_run_item) fact C(benchlab.bench.bench_run) sets as each run starts.
@@ -99,6 +102,28 @@ options:
     ini:
       - section: callback_benchlab_report
         key: history_db
+  pivot:
+    description:
+      - A label the report lays out as columns (the other labels varying between the cells as rows) for
+        each benchmark's charted metric, in C(report.md), C(report.html), C(pivot.csv) and
+        C(results.json) (C(analysis.pivots)). Overrides the matrix's C(pivot) (C(bench_plan.pivot)).
+    type: str
+    env:
+      - name: BENCHLAB_REPORT_PIVOT
+    ini:
+      - section: callback_benchlab_report
+        key: pivot
+  baseline_by:
+    description:
+      - A label (or V(host)); each cell is compared with the baseline of its own group, the cells sharing
+        that label's value (per-node baselines). A group's baseline is its cell whose other labels equal
+        the global baseline's, else its first cell. Overrides the matrix's C(baseline_by).
+    type: str
+    env:
+      - name: BENCHLAB_REPORT_BASELINE_BY
+    ini:
+      - section: callback_benchlab_report
+        key: baseline_by
   run_label:
     description:
       - A label stored with the run in the history (for example V(nightly) or V(release-1.2)), so
@@ -312,6 +337,9 @@ class CallbackModule(CallbackBase):
             rep = _repetition(self.current.get(host), labels)
             if rep is not None and 'repetition' not in rec:
                 stored['repetition'] = rep      # n counts repetitions (plugin_utils/measurements.py)
+                step = self.current[host].get('step')
+                if isinstance(step, int) and not isinstance(step, bool):
+                    stored['step'] = step       # runs started together: one aggregate (analysis.step_aggregates)
             key = self.keys.get((labels.get('benchmark'), labels.get('cell')))
             if key:
                 stored['cell_key'] = key
@@ -504,7 +532,8 @@ class CallbackModule(CallbackBase):
             return self.write_dry_run()
         self.reported = True
         self._flush()  # appends that failed earlier: one more try
-        analysis = analyze(self.records, self.plan, self.sysinfo)
+        analysis = analyze(self.records, self.plan, self.sysinfo, pivot=self.get_option('pivot'),
+                           baseline_by=self.get_option('baseline_by'))
         meta = self._meta(status)
         doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)
         errors, paths = [], {}

@@ -11,27 +11,41 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
-from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import duplicate_flag, measurements
+from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import ADDITIVE_UNITS, duplicate_flag, measurements
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
 
 _ABSENT = object()
+# The labels a pivot or baseline_by may name besides the cells' own labels.
+PSEUDO_LABELS = ('host', 'cell')
 
 
-def analyze(records, plan=None, environment=None):
-    """records: dicts with an optional 'host' key; plan: the matrix plan (cells, baseline, gates);
-    environment: sysinfo results keyed freely, each with 'labels' (its cell) and 'host'.
+def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None):
+    """records: dicts with an optional 'host' key; plan: the matrix plan (cells, baseline, gates, and
+    the optional pivot / baseline_by labels); environment: sysinfo results keyed freely, each with
+    'labels' (its cell) and 'host'; pivot, baseline_by: the report options, which override the plan's.
     Returns the analysis dict the renderers draw. Warm-up records are counted apart."""
-    plan_cells = dict((c['name'], c) for c in (plan or {}).get('cells', []))
-    gates = (plan or {}).get('gates') or {}
-    cell_order = list(plan_cells)
-    plan_baseline = (plan or {}).get('baseline')
-    benchmarks = []
-    index = {}
-    tests = {}
-    placed = []
-    where = {}
+    plan = plan or {}
+    pivot = pivot or plan.get('pivot')
+    baseline_by = baseline_by or plan.get('baseline_by')
+    plan_cells = dict((c['name'], c) for c in plan.get('cells', []))
+    out, keys, steps = [], [], []
+    for b in _collect(records):
+        bench, measured = _analyze_benchmark(b, list(plan_cells), plan.get('baseline'), plan.get('gates') or {},
+                                             baseline_by)
+        _flag_cells(bench, measured, plan_cells, environment)
+        out.append(bench)
+        keys.append(_params_key(bench, measured))
+        steps.extend(step_aggregates(bench, measured))
+    _flag_zero_elision(out, keys)
+    return dict(benchmarks=out, baseline_by=baseline_by or None, overview=overview(out), steps=steps,
+                pivots=pivots(out, pivot) if pivot else [])
+
+
+def _collect(records):
+    """The records sorted into benchmarks (tables) and cells, in the order they first appear."""
+    tests, placed, where = {}, [], {}
     for rec in records:
         # benchmark_of once per distinct (tool, test, benchmark label, sub-test labels): 100k records are common
         labels = rec.get('labels') or {}
@@ -39,132 +53,305 @@ def analyze(records, plan=None, environment=None):
         found = where.get(key)
         if found is None:
             found = where[key] = benchmark_of(rec)
-        bench, series = found
-        tests.setdefault(bench, set()).add(series[0])
-        placed.append((rec, bench, series))
-    names = {}
+        tests.setdefault(found[0], set()).add(found[1][0])
+        placed.append((rec, found[0], found[1]))
+    index, names = {}, {}
     for rec, bench, series in placed:
-        key = (bench, series)
-        if key not in names:
-            names[key] = table_name(bench, series, len(tests[bench]) > 1)
-        name = names[key]
+        if (bench, series) not in names:
+            names[bench, series] = table_name(bench, series, len(tests[bench]) > 1)
+        name = names[bench, series]
         if name not in index:
             index[name] = dict(name=name, benchmark=bench, tool=rec['tool'], test=rec['test'], tool_versions=[],
                                cells={}, metrics=[])
-            benchmarks.append(index[name])
-        b = index[name]
-        if rec.get('tool_version') and rec['tool_version'] not in b['tool_versions']:
-            b['tool_versions'].append(rec['tool_version'])
-        cell = cell_of(rec)
-        c = b['cells'].get(cell)
-        if c is None:
-            c = b['cells'][cell] = dict(cell=cell, hosts=[], labels={}, records=[], warnings=[], seen=set(), warmups=0)
-        if rec.get('host') and rec['host'] not in c['hosts']:
-            c['hosts'].append(rec['host'])
-        c['last_labels'] = rec.get('labels')
-        if not counted(rec):
-            c['warmups'] += 1
-            continue
-        c['records'].append(rec)
-        for w in rec.get('warnings') or ():
-            if w not in c['seen']:
-                c['seen'].add(w)
-                c['warnings'].append(w)
-        for m in rec['metrics']:
-            if m not in b['metrics']:
-                b['metrics'].append(m)
+        _add_record(index[name], rec)
+    return list(index.values())
 
-    out = []
-    for b in benchmarks:
-        seen = list(b['cells'])
-        names = sorted(seen, key=lambda n: (cell_order.index(n) if n in cell_order else len(cell_order), seen.index(n)))
-        baseline = plan_baseline if plan_baseline in names else names[0]
-        cells = []
-        for n in names:
-            c = b['cells'][n]
-            n_records = len(c['records'])
-            c['records'] = measurements(c['records'])
-            kinds = [r['workers'] for r in c['records'] if isinstance(r.get('workers'), dict)]
-            workers = ({'count': max(w.get('count') or 1 for w in kinds), 'kind': kinds[0].get('kind')}
-                       if kinds else None)
-            c['labels'] = dict((k, v) for k, v in (c.pop('last_labels') or {}).items() if k not in ('cell', 'benchmark'))
-            by_metric, firsts = {}, {}
-            for r in c['records']:
-                for m, v in r['metrics'].items():
-                    if m not in by_metric:
-                        by_metric[m], firsts[m] = [], v
-                    by_metric[m].append(v['value'])
-            metrics = {}
-            for m in b['metrics']:
-                if m not in by_metric:
-                    continue
-                values, first = by_metric[m], firsts[m]
-                s = summarize(values)
-                s.update(unit=first['unit'], better=first['better'], values=values)
-                metrics[m] = s
-            gate = None
-            if b['benchmark'] in gates:
-                g = gates[b['benchmark']]
-                gate = gate_status(c['records'], g['max_cv'], g['max_repetitions'])
-            cells.append(dict(cell=n, hosts=c['hosts'], labels=c['labels'], n=len(c['records']), warmups=c['warmups'],
-                              metrics=metrics, warnings=c['warnings'], baseline=(n == baseline), gate=gate,
-                              records=c['records'], n_records=n_records, workers=workers))
-        base = next(c for c in cells if c['baseline'])
-        for c in cells:
-            for m, s in c['metrics'].items():
-                ref = base['metrics'].get(m)
-                s.update(delta_pct=None, ci_pct=None, p=None, significant=None, slower_pct=None)
-                if c['baseline'] or not ref or not s['n'] or not ref['n']:
-                    continue
-                cmp = compare(s, ref, better=s['better'])
-                s.update((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'p', 'significant', 'slower_pct'))
-        primary = primary_metric(b['metrics'])
-        ordered = [primary] + [m for m in b['metrics'] if m != primary]
-        bench = dict(name=b['name'], benchmark=b['benchmark'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
-                     baseline=baseline, metrics=ordered, primary=primary, cells=cells)
-        bench['same_but_data'] = _params_key(b['cells'])
-        for c in cells:
-            env = [e for e in (environment or {}).values() if (e.get('labels') or {}).get('cell') == c['cell']]
-            dup = duplicate_flag(c['records'])
-            c['flags'] = cell_flags(bench, c, c.pop('records'), gate=c['gate'], environment=env,
-                                    expected_faster=bool(plan_cells.get(c['cell'], {}).get('expected_faster')))
-            if dup:
-                c['flags'].append(dup)
-        out.append(bench)
-    for zero, real in zero_vs_real_pairs(out):
+
+def _add_record(b, rec):
+    if rec.get('tool_version') and rec['tool_version'] not in b['tool_versions']:
+        b['tool_versions'].append(rec['tool_version'])
+    cell = cell_of(rec)
+    c = b['cells'].get(cell)
+    if c is None:
+        c = b['cells'][cell] = dict(cell=cell, hosts=[], records=[], warnings=[], warmups=0, labels=None)
+    if rec.get('host') and rec['host'] not in c['hosts']:
+        c['hosts'].append(rec['host'])
+    c['labels'] = rec.get('labels')
+    if not counted(rec):
+        c['warmups'] += 1
+        return
+    c['records'].append(rec)
+    c['warnings'].extend(w for w in rec.get('warnings') or () if w not in c['warnings'])
+    b['metrics'].extend(m for m in rec['metrics'] if m not in b['metrics'])
+
+
+def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by):
+    """(the benchmark's analysis, {cell: its measurements}): statistics per cell and metric, each
+    cell compared with its baseline."""
+    seen = list(b['cells'])
+    names = sorted(seen, key=lambda n: (cell_order.index(n) if n in cell_order else len(cell_order), seen.index(n)))
+    baseline = plan_baseline if plan_baseline in names else names[0]
+    gate = gates.get(b['benchmark']) if b['benchmark'] is not None else None
+    cells, measured = [], {}
+    for n in names:
+        cells.append(_cell(b, b['cells'][n], gate))
+        measured[n] = cells[-1].pop('records')
+    bases = baselines(cells, baseline, baseline_by)
+    _compare_cells(cells, bases)
+    primary = primary_metric(b['metrics'])
+    bench = dict(name=b['name'], benchmark=b['benchmark'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
+                 baseline=baseline, metrics=[primary] + [m for m in b['metrics'] if m != primary], primary=primary,
+                 cells=cells)
+    if baseline_by:
+        bench['baseline_by'] = baseline_by
+    return bench, measured
+
+
+def _cell(b, c, gate):
+    """One cell's statistics over its measurements (records of one repetition are one measurement)."""
+    recs = measurements(c['records'])
+    kinds = [r['workers'] for r in recs if isinstance(r.get('workers'), dict)]
+    workers = {'count': max(w.get('count') or 1 for w in kinds), 'kind': kinds[0].get('kind')} if kinds else None
+    labels = dict((k, v) for k, v in (c['labels'] or {}).items() if k not in ('cell', 'benchmark'))
+    metrics = {}
+    for m in b['metrics']:
+        have = [r for r in recs if m in r['metrics']]
+        if not have:
+            continue
+        first = have[0]['metrics'][m]
+        values = [r['metrics'][m]['value'] for r in have]
+        s = summarize(values)
+        s.update(unit=first['unit'], better=first['better'], values=values, by_design=_by_design(have, m))
+        metrics[m] = s
+    return dict(cell=c['cell'], hosts=c['hosts'], labels=labels, n=len(recs), warmups=c['warmups'], metrics=metrics,
+                warnings=c['warnings'], baseline=False, baseline_cell=None,
+                gate=gate_status(recs, gate['max_cv'], gate['max_repetitions']) if gate else None,
+                records=recs, n_records=len(c['records']), workers=workers)
+
+
+def _by_design(records, metric):
+    """Whether a metric only repeats what the run was asked (dd's bytes = its size parameter): a
+    number the layer under test cannot change, so it is never charted. True when every record
+    carries a parameter of the metric's name with the measured value."""
+    for r in records:
+        asked = (r.get('params') or {}).get(metric)
+        value = r['metrics'][metric]['value']
+        if isinstance(asked, bool) or not isinstance(asked, (int, float)) or value is None or float(asked) != value:
+            return False
+    return True
+
+
+def label_value(cell, label):
+    """A cell's value of `label`: its own label, else the pseudo-labels host (its hosts) and cell."""
+    labels = cell.get('labels') or {}
+    if label in labels:
+        return labels[label]
+    if label == 'host' and cell.get('hosts'):
+        return ','.join(cell['hosts'])
+    if label == 'cell':
+        return cell['cell']
+    return None
+
+
+def baselines(cells, baseline, baseline_by=None):
+    """{cell name: the name of the cell it is compared with} (a baseline maps to itself).
+
+    Without baseline_by, every cell is compared with `baseline` (the matrix's, else the first cell).
+    With baseline_by: <label>, a group is the cells that share that label's value; the group's
+    baseline is the cell of the group whose other labels equal those of the global baseline (so with
+    baseline: host-a-plain and baseline_by: host, host B's baseline is its own "plain" cell), else the
+    group's first cell in plan order. The global baseline's group keeps it; cells without the label
+    are compared with the global baseline."""
+    by_name = dict((c['cell'], c) for c in cells)
+    if not baseline_by:
+        return dict((c['cell'], baseline) for c in cells)
+    ref = dict((k, v) for k, v in (by_name[baseline]['labels'] or {}).items() if k != baseline_by)
+    groups = {}
+    for c in cells:
+        value = label_value(c, baseline_by)
+        if value is not None:
+            groups.setdefault(repr(value), []).append(c)
+    out = dict((c['cell'], baseline) for c in cells)
+    for members in groups.values():
+        if any(c['cell'] == baseline for c in members):
+            base = baseline
+        else:
+            same = [c for c in members if dict((k, v) for k, v in c['labels'].items() if k != baseline_by) == ref]
+            base = (same or members)[0]['cell']
+        out.update((c['cell'], base) for c in members)
+    return out
+
+
+def _compare_cells(cells, bases):
+    """Each cell's metrics compared with its own baseline's (delta, CI, p, significance)."""
+    by_name = dict((c['cell'], c) for c in cells)
+    for c in cells:
+        c['baseline'] = bases[c['cell']] == c['cell']
+        c['baseline_cell'] = None if c['baseline'] else bases[c['cell']]
+        base = by_name[bases[c['cell']]]
+        for m, s in c['metrics'].items():
+            ref = base['metrics'].get(m)
+            s.update(delta_pct=None, ci_pct=None, p=None, significant=None, slower_pct=None)
+            if c['baseline'] or not ref or not s['n'] or not ref['n']:
+                continue
+            cmp = compare(s, ref, better=s['better'])
+            s.update((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'p', 'significant', 'slower_pct'))
+
+
+def _flag_cells(bench, measured, plan_cells, environment):
+    for c in bench['cells']:
+        env = [e for e in (environment or {}).values() if (e.get('labels') or {}).get('cell') == c['cell']]
+        recs = measured[c['cell']]
+        c['flags'] = cell_flags(bench, c, recs, gate=c['gate'], environment=env,
+                                expected_faster=bool(plan_cells.get(c['cell'], {}).get('expected_faster')))
+        dup = duplicate_flag(recs)
+        if dup:
+            c['flags'].append(dup)
+
+
+def _flag_zero_elision(benchmarks, keys):
+    for zero, real in zero_vs_real_pairs(benchmarks, keys):
         for c in zero['cells']:
             other = next((o for o in real['cells'] if o['cell'] == c['cell']), None)
             flag = zero_elision_flag(c, other, zero['primary'], real['name']) if other else None
             if flag:
                 c['flags'].append(flag)
-    for bench in out:
-        bench.pop('same_but_data')
-    return dict(benchmarks=out)
+
+
+def ordered_cells(bench):
+    """The cells as the tables show them: the global baseline first, each baseline followed by the
+    cells compared with it, then the rest in the analysis order."""
+    cells = bench['cells']
+    bases = sorted((c for c in cells if c['baseline']), key=lambda c: c['cell'] != bench['baseline'])
+    out = []
+    for base in bases:
+        out.append(base)
+        out.extend(c for c in cells if c.get('baseline_cell') == base['cell'])
+    return out + [c for c in cells if c not in out]
+
+
+# -- what the report shows first and the views across cells -----------------------------------
+
+def charted_metric(bench):
+    """The metric the overview, the pivots and the step aggregates show: the primary one, unless it
+    only repeats a parameter (by_design), then the first metric that can differ; None when none can."""
+    if bench['primary'] and _charted(bench, bench['primary']):
+        return bench['primary']
+    return next((m for m in bench['metrics'] if _charted(bench, m)), None)
+
+
+def _charted(bench, metric):
+    return any(metric in c['metrics'] and not c['metrics'][metric].get('by_design') for c in bench['cells'])
+
+
+def overview(benchmarks):
+    """The "cost of each layer" figure: per benchmark and cell that is no baseline, the delta of the
+    charted metric vs the cell's own baseline with its 95% CI (a forest plot's rows). worse: the
+    delta is significant and in the bad direction."""
+    rows = []
+    for b in benchmarks:
+        m = charted_metric(b)
+        for c in b['cells'] if m else ():
+            s = c['metrics'].get(m)
+            if c['baseline'] or s is None:
+                continue
+            d = s.get('delta_pct')
+            worse = bool(s.get('significant')) and d is not None and (d < 0 if s['better'] == 'higher' else d > 0)
+            rows.append(dict(benchmark=b['name'], cell=c['cell'], baseline=c['baseline_cell'], metric=m, unit=s['unit'],
+                             better=s['better'], delta_pct=d, ci_pct=s.get('ci_pct'), significant=s.get('significant'),
+                             p=s.get('p'), worse=worse, n=s['n']))
+    return rows
+
+
+def _brief(s):
+    return None if s is None or not s.get('n') else dict(mean=s['mean'], ci95=s['ci95'], n=s['n'])
+
+
+def pivots(benchmarks, factor):
+    """Per benchmark with cells carrying the label `factor`: its charted metric with the factor's
+    values as columns and the other labels that vary between the cells as rows:
+    {factor, benchmark, metric, unit, better, rows: [{label: value}], columns: [values],
+    cells: rows x columns of {mean, ci95, n} or null}. Two cells with the same row and column
+    (they differ in nothing but the host) keep the first in plan order."""
+    out = []
+    for b in benchmarks:
+        m = charted_metric(b)
+        have = [c for c in b['cells'] if label_value(c, factor) is not None]
+        if not have or m is None:
+            continue
+        keys = sorted(set(k for c in have for k in c['labels'] if k != factor))
+        varying = [k for k in keys if len(set(repr(c['labels'].get(k)) for c in have)) > 1]
+        rows, columns, at = [], [], {}
+        for c in have:
+            row = dict((k, c['labels'].get(k)) for k in varying)
+            col = label_value(c, factor)
+            if row not in rows:
+                rows.append(row)
+            if col not in columns:
+                columns.append(col)
+            at.setdefault((rows.index(row), columns.index(col)), c['metrics'].get(m))
+        cells = [[_brief(at.get((i, j))) for j in range(len(columns))] for i in range(len(rows))]
+        unit = next((c['metrics'][m]['unit'] for c in have if m in c['metrics']), '')
+        out.append(dict(factor=factor, benchmark=b['name'], metric=m, unit=unit, better=_better_of(have, m),
+                        rows=rows, columns=columns, cells=cells))
+    return out
+
+
+def _better_of(cells, metric):
+    return next((c['metrics'][metric]['better'] for c in cells if metric in c['metrics']), None)
+
+
+def step_aggregates(bench, measured):
+    """Runs started together in one step (several guests at once; the record's `step`, stamped by the
+    report callback from the plan's run) as one figure: per set of cells that ran together, each
+    step's sum of the charted metric over those cells (a rate or a count: only additive units), then
+    mean and CI over the steps (n = steps, i.e. repetitions), next to the per-guest mean."""
+    m = charted_metric(bench)
+    by_step = {}
+    for cell, recs in measured.items():
+        for r in recs:
+            step, value = r.get('step'), (r['metrics'].get(m) or {}).get('value')
+            if isinstance(step, int) and not isinstance(step, bool) and value is not None:
+                by_step.setdefault(step, {})[cell] = (value, r['metrics'][m]['unit'])
+    groups = {}
+    for step in sorted(by_step):
+        ran = by_step[step]
+        units = set(u for _v, u in ran.values())
+        if len(ran) > 1 and len(units) == 1 and units <= set(ADDITIVE_UNITS):
+            groups.setdefault(tuple(c['cell'] for c in bench['cells'] if c['cell'] in ran), []).append(ran)
+    out = []
+    for cells, steps in groups.items():
+        totals = [sum(v for v, _u in ran.values()) for ran in steps]
+        sums = dict(summarize(totals), values=totals)
+        per = summarize([v for ran in steps for v, _u in ran.values()])
+        out.append(dict(benchmark=bench['name'], metric=m, unit=next(iter(steps[0].values()))[1], cells=list(cells),
+                        guests=len(cells), n=len(steps), aggregate=sums, per_guest=_brief(per)))
+    return out
 
 
 # Params that differ between a zero-data and a real-data run of the same test without changing it.
 _VOLATILE = ('data', 'data_source', 'guards')
 
 
-def _params_key(cells):
-    """(tool, test, params without the data source) of a benchmark, and its data kind."""
-    for c in cells.values():
-        for r in c['records']:
+def _params_key(bench, measured):
+    """((tool, test, params without the data source), data kind) of a benchmark's first measurement."""
+    for c in bench['cells']:
+        for r in measured[c['cell']]:
             params = r.get('params') or {}
             rest = tuple(sorted((k, repr(v)) for k, v in params.items() if k not in _VOLATILE))
             return (r['tool'], r['test'], rest), params.get('data')
     return None, None
 
 
-def zero_vs_real_pairs(benchmarks):
-    """(zero-data benchmark, real-data benchmark) pairs that are otherwise the same test."""
+def zero_vs_real_pairs(benchmarks, keys):
+    """(zero-data benchmark, real-data benchmark) pairs that are otherwise the same test; keys: one
+    _params_key per benchmark, in the same order."""
     pairs = []
-    for z in benchmarks:
-        key, data = z['same_but_data']
+    for z, (key, data) in zip(benchmarks, keys):
         if data != 'zero':
             continue
-        for r in benchmarks:
-            if r is not z and r['same_but_data'] == (key, 'random'):
+        for r, other in zip(benchmarks, keys):
+            if r is not z and other == (key, 'random'):
                 pairs.append((z, r))
                 break
     return pairs

@@ -50,6 +50,7 @@ def semantic_problems(matrix, inventory_hosts=None):
             problems.append('bench_matrix.benchmarks[%d].name: duplicate benchmark name %r' % (i, name))
     if 'baseline' in matrix and matrix['baseline'] not in names:
         problems.append('bench_matrix.baseline: %r is not one of the cells (%s)' % (matrix['baseline'], ', '.join(map(str, names))))
+    problems.extend(_label_key_problems(matrix))
     for i, b in enumerate(matrix.get('benchmarks', [])):
         for j, c in enumerate(b.get('cells') or []):
             if c not in names:
@@ -72,6 +73,23 @@ def semantic_problems(matrix, inventory_hosts=None):
         for i, c in enumerate(cells):
             for tool, params in sorted((c.get('params') or {}).items()):
                 problems.extend(_host_problems('bench_matrix.cells[%d].params.%s' % (i, tool), params, inventory_hosts))
+    return problems
+
+
+# Labels every cell has without declaring them (analysis.label_value).
+PSEUDO_LABELS = ('host', 'cell')
+
+
+def _label_key_problems(matrix):
+    """pivot / baseline_by must name a label some cell carries (or host, cell)."""
+    problems = []
+    known = sorted(set(k for c in matrix.get('cells', []) if isinstance(c, dict)
+                       for k in (c.get('labels') or {}) if isinstance(c.get('labels'), dict)))
+    for key in ('pivot', 'baseline_by'):
+        label = matrix.get(key)
+        if isinstance(label, str) and label not in known and label not in PSEUDO_LABELS:
+            problems.append('bench_matrix.%s: %r is not a label of any cell (labels: %s)'
+                            % (key, label, ', '.join(known + list(PSEUDO_LABELS))))
     return problems
 
 
@@ -284,5 +302,7 @@ def expand_plan(matrix, inventory_hosts=None):
         if c['host'] not in hosts:
             hosts.append(c['host'])
     reps = int(matrix.get('repetitions', DEFAULT_REPETITIONS))
-    return dict(name=matrix['name'], baseline=matrix.get('baseline', cells[0]['name']), repetitions=reps,
+    plan = dict(name=matrix['name'], baseline=matrix.get('baseline', cells[0]['name']), repetitions=reps,
                 concurrency=concurrency, cells=cells, benchmarks=benchmarks, hosts=hosts, runs=runs, gates=gates)
+    plan.update((k, matrix[k]) for k in ('pivot', 'baseline_by') if matrix.get(k))
+    return plan

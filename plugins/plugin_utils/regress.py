@@ -69,7 +69,8 @@ def _relabel(doc, side, multi):
         labels = dict(rec.get('labels') or {})
         labels.update(benchmark=('%s [%s]' % (key, cell)) if key in multi else key, cell=side_cell(cell, side),
                       run=doc.get('run_id'))
-        out.append(dict(rec, labels=labels))
+        # step numbers belong to one run's schedule: two runs' step 0 never ran together
+        out.append(dict(((k, v) for k, v in rec.items() if k != 'step'), labels=labels))
     return out
 
 
@@ -102,6 +103,32 @@ def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha
     if threshold is None or isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
         raise CompareError('regression_threshold must be a number >= 0 (percent), got %r' % (threshold,))
     docs = dict(zip(SIDES, (baseline_doc, candidate_doc)))
+    records, environment, plan = _merged(docs)
+    analysis = analyze(records, plan, environment)
+    wanted = set(metrics) if metrics else None
+    found = dict(regressions=[], too_little_data=[], missing=[], new=[])
+    for b in analysis['benchmarks']:
+        _judge_benchmark(b, wanted, threshold, alpha, found)
+    found['regressions'].sort(key=lambda r: -(r['delta_pct'] if r['better'] == 'lower' else -r['delta_pct']))
+    comparison = dict(baseline=_run_info(baseline_doc, (labels or {}).get('baseline')),
+                      candidate=_run_info(candidate_doc, (labels or {}).get('candidate')),
+                      regression_threshold=float(threshold), alpha=alpha, metrics=sorted(wanted) if wanted else None,
+                      **found)
+    tagged = []
+    for side in SIDES:
+        for item in docs[side].get('failed') or []:
+            tagged.append(dict(item, task='%s run %s: %s' % (side, docs[side]['run_id'], item.get('task', ''))))
+    return dict(run_id=comparison_id(baseline_doc['run_id'], candidate_doc['run_id']),
+                started=candidate_doc.get('started'), finished=candidate_doc.get('finished'),
+                user=candidate_doc.get('user'), inventory=candidate_doc.get('inventory'), playbook='compare.yml',
+                matrix=_matrix_title(baseline_doc, candidate_doc), collection_version=candidate_doc.get('collection_version'),
+                status='complete', invalid=list(baseline_doc.get('invalid') or []) + list(candidate_doc.get('invalid') or []),
+                failed=tagged, records=records, environment=environment, plan=plan, analysis=analysis,
+                comparison=comparison)
+
+
+def _merged(docs):
+    """(records, environment, plan) of both runs, each cell renamed '<cell> @ <side>'."""
     cells_of = {}
     order = []
     for side in SIDES:
@@ -111,72 +138,50 @@ def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha
             if cell not in order:
                 order.append(cell)
     multi = set(k for k, cells in cells_of.items() if len(cells) > 1)
-    records = _relabel(baseline_doc, 'baseline', multi) + _relabel(candidate_doc, 'candidate', multi)
-    environment = dict(_relabel_env(baseline_doc, 'baseline'), **_relabel_env(candidate_doc, 'candidate'))
+    records = _relabel(docs['baseline'], 'baseline', multi) + _relabel(docs['candidate'], 'candidate', multi)
+    environment = dict(_relabel_env(docs['baseline'], 'baseline'), **_relabel_env(docs['candidate'], 'candidate'))
     # A faster candidate is an improvement here, not the "faster than its baseline" trap.
     plan_cells = [dict(name=side_cell(c, side), labels=dict(run=docs[side]['run_id']), expected_faster=True)
                   for c in order for side in SIDES]
-    plan = dict(name='compare %s vs %s' % (candidate_doc['run_id'], baseline_doc['run_id']), baseline=None,
+    plan = dict(name='compare %s vs %s' % (docs['candidate']['run_id'], docs['baseline']['run_id']), baseline=None,
                 cells=plan_cells, gates={}, compare=True)
-    analysis = analyze(records, plan, environment)
+    return records, environment, plan
 
-    wanted = set(metrics) if metrics else None
-    regressions, undecided, missing, new = [], [], [], []
-    for b in analysis['benchmarks']:
-        base = next((c for c in b['cells'] if c['cell'].endswith(' @ baseline')), None)
-        cand = next((c for c in b['cells'] if c['cell'].endswith(' @ candidate')), None)
-        cell = (base or cand)['cell'].rsplit(' @ ', 1)[0]
-        where = dict(benchmark=b['name'], cell=cell)
-        if cand is None:
-            missing.append(dict(where, reason='not in the candidate run'))
+
+def _judge_benchmark(b, wanted, threshold, alpha, found):
+    """Judge one benchmark's candidate cell against its baseline cell; appends to found's lists."""
+    base = next((c for c in b['cells'] if c['cell'].endswith(' @ baseline')), None)
+    cand = next((c for c in b['cells'] if c['cell'].endswith(' @ candidate')), None)
+    where = dict(benchmark=b['name'], cell=(base or cand)['cell'].rsplit(' @ ', 1)[0])
+    if cand is None or base is None:
+        found['missing' if cand is None else 'new'].append(
+            dict(where, reason='not in the candidate run' if cand is None else 'not in the baseline run'))
+        return
+    b['regressions'] = []
+    for m in b['metrics']:
+        s, ref = cand['metrics'].get(m), base['metrics'].get(m)
+        if s is None or ref is None:
+            if ref is not None:
+                found['missing'].append(dict(where, metric=m, reason='metric not in the candidate run'))
             continue
-        if base is None:
-            new.append(dict(where, reason='not in the baseline run'))
+        s['regression'] = None
+        if wanted is not None and m not in wanted:
             continue
-        b['regressions'] = []
-        for m in b['metrics']:
-            s, ref = cand['metrics'].get(m), base['metrics'].get(m)
-            if s is None or ref is None:
-                if ref is not None:
-                    missing.append(dict(where, metric=m, reason='metric not in the candidate run'))
-                continue
-            s['regression'] = None
-            if wanted is not None and m not in wanted:
-                continue
-            if not s['n'] or not ref['n']:
-                undecided.append(dict(where, metric=m, reason='no measured value (too fast?)'))
-                continue
-            v = judge(s, ref, s['better'], threshold, alpha)
-            s['regression'] = v['regression']
-            if v['regression'] is None:
-                undecided.append(dict(where, metric=m, reason='too little data: n=%d vs n=%d (needs 2 on each side)'
-                                      % (s['n'], ref['n'])))
-                continue
-            if not v['regression']:
-                continue
+        if not s['n'] or not ref['n']:
+            found['too_little_data'].append(dict(where, metric=m, reason='no measured value (too fast?)'))
+            continue
+        v = judge(s, ref, s['better'], threshold, alpha)
+        s['regression'] = v['regression']
+        if v['regression'] is None:
+            found['too_little_data'].append(dict(where, metric=m, reason='too little data: n=%d vs n=%d (needs 2 on each '
+                                                 'side)' % (s['n'], ref['n'])))
+        elif v['regression']:
             item = dict(where, metric=m, unit=s['unit'], better=s['better'], baseline_mean=ref['mean'],
                         candidate_mean=s['mean'], baseline_n=ref['n'], candidate_n=s['n'], delta_pct=v['delta_pct'],
                         ci_pct=v['ci_pct'], p=v['p'], threshold_pct=float(threshold))
-            regressions.append(item)
+            found['regressions'].append(item)
             b['regressions'].append(m)
             cand['flags'].append(dict(code='regression', message=describe(item)))
-    regressions.sort(key=lambda r: -(r['delta_pct'] if r['better'] == 'lower' else -r['delta_pct']))
-    comparison = dict(baseline=_run_info(baseline_doc, (labels or {}).get('baseline')),
-                      candidate=_run_info(candidate_doc, (labels or {}).get('candidate')),
-                      regression_threshold=float(threshold), alpha=alpha, metrics=sorted(wanted) if wanted else None,
-                      regressions=regressions, too_little_data=undecided, missing=missing, new=new)
-    tagged = []
-    for side in SIDES:
-        for item in docs[side].get('failed') or []:
-            tagged.append(dict(item, task='%s run %s: %s' % (side, docs[side]['run_id'], item.get('task', ''))))
-    doc = dict(run_id=comparison_id(baseline_doc['run_id'], candidate_doc['run_id']),
-               started=candidate_doc.get('started'), finished=candidate_doc.get('finished'),
-               user=candidate_doc.get('user'), inventory=candidate_doc.get('inventory'), playbook='compare.yml',
-               matrix=_matrix_title(baseline_doc, candidate_doc), collection_version=candidate_doc.get('collection_version'),
-               status='complete', invalid=list(baseline_doc.get('invalid') or []) + list(candidate_doc.get('invalid') or []),
-               failed=tagged, records=records, environment=environment, plan=plan, analysis=analysis,
-               comparison=comparison)
-    return doc
 
 
 def comparison_id(baseline_id, candidate_id):

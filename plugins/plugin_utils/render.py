@@ -6,7 +6,9 @@
 report_contents() turns the analysis, the run's meta, the environment (sysinfo results) and the
 plan into the parts every format shows: the header, the environment per cell with the keys that
 differ between the compared cells, per benchmark the side-by-side table (rows = metrics, columns =
-cells, baseline first), the dd-style table of the field reports, the trap flags with their
+cells, baseline first), the tables a tool adds (tooltables.py: dd's table of the field reports),
+the overview ("cost of each layer": each cell's delta vs its baseline with its CI), the pivot
+tables and the aggregates of runs started together, the trap flags with their
 explanations, the variance gate per cell, and the failed or missing cells with their reason.
 render_markdown() and render_terminal() draw it; render_html.py draws the same contents as HTML.
 """
@@ -14,6 +16,8 @@ render_markdown() and render_terminal() draw it; render_html.py draws the same c
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
+from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
 
 HEADER_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
                'collection_version', 'status')
@@ -218,43 +222,114 @@ def _better(b, metric):
     return None
 
 
-def ordered_cells(b):
-    """The baseline first, then the others in the analysis order."""
-    return [c for c in b['cells'] if c['baseline']] + [c for c in b['cells'] if not c['baseline']]
+def fmt_range(s):
+    """`min–max` of the measured values ('' for fewer than two)."""
+    if not s or (s.get('n') or 0) < 2 or s.get('min') is None:
+        return ''
+    return '%s–%s' % (fmt_num(s['min']), fmt_num(s['max']))
+
+
+def column_note(b, c):
+    """What a column heading adds to the cell's name: (baseline), or with per-group baselines the
+    cell it is compared with."""
+    if c['baseline']:
+        return 'baseline'
+    if b.get('baseline_by') and c.get('baseline_cell'):
+        return 'vs %s' % c['baseline_cell']
+    return ''
 
 
 def side_by_side(b):
-    """rows = metrics, columns = cells (baseline first): {columns, rows: [{metric, unit, better, entries}]}
-    where an entry is {stat, vs, summary} or None when the cell has no such metric."""
+    """rows = metrics, columns = cells (baselines first, ordered_cells):
+    {columns, notes, rows: [{metric, unit, better, entries}]} where an entry is {stat, vs, range,
+    summary} or None when the cell has no such metric; notes: column_note per column."""
     cells = ordered_cells(b)
     rows = []
     for m in b['metrics']:
         entries = []
         for c in cells:
             s = c['metrics'].get(m)
-            entries.append(None if s is None else dict(stat=fmt_stat(s), vs=fmt_vs(s), summary=s))
+            entries.append(None if s is None else dict(stat=fmt_stat(s), vs=fmt_vs(s), range=fmt_range(s), summary=s))
         rows.append(dict(metric=m, unit=_unit(b, m), better=_better(b, m), entries=entries))
-    return dict(columns=[c['cell'] for c in cells], rows=rows)
+    return dict(columns=[c['cell'] for c in cells], notes=[column_note(b, c) for c in cells], rows=rows)
 
 
-def dd_table(b):
-    """The first field report's table for a dd benchmark: per cell the duration (incl. the final sync),
-    MB/s and "slower than baseline (in %)" = 1 - baseline_duration / duration (the throughput's
-    1 - MB/s / baseline MB/s when no duration was recorded). None for other tools."""
-    if b['tool'] != 'dd':
-        return None
-    rows = []
-    for i, c in enumerate(ordered_cells(b), 1):
-        el, tp = c['metrics'].get('elapsed'), c['metrics'].get('throughput')
+def baseline_text(b):
+    """`host-a` or, with per-group baselines, `per host: host-a (for host-a, host-a-drbd); ...`."""
+    if not b.get('baseline_by'):
+        return b['baseline']
+    groups = []
+    for c in ordered_cells(b):
         if c['baseline']:
-            slower = 0.0
-        else:
-            ref = el if (el and el.get('slower_pct') is not None) else tp
-            slower = ref.get('slower_pct') if ref else None
-        label = ', '.join('%s' % v for v in (c.get('labels') or {}).values())
-        rows.append(dict(test=i, cell=c['cell'], description=label, baseline=c['baseline'],
-                         duration=el['mean'] if el else None, mb_s=tp['mean'] if tp else None, slower_pct=slower))
-    return rows
+            members = [c['cell']] + [o['cell'] for o in b['cells'] if o.get('baseline_cell') == c['cell']]
+            groups.append('%s (for %s)' % (c['cell'], ', '.join(members)))
+    return 'per %s: %s' % (b['baseline_by'], '; '.join(groups))
+
+
+# -- overview, pivots, steps --------------------------------------------------------------------
+
+FOREST_WIDTH = 25
+
+
+def forest_scale(rows):
+    """The half-width in % of the overview's axis: the largest |CI bound| or |delta| (at least 5)."""
+    bounds = [abs(x) for r in rows for x in ([r['delta_pct']] + list(r.get('ci_pct') or [])) if x is not None]
+    return max(bounds + [5.0])
+
+
+def forest_kind(row):
+    """'worse' or 'better' (significant), 'noise' (within noise) or 'unknown' (n < 2 or no data)."""
+    if row['delta_pct'] is None or row['significant'] is None:
+        return 'unknown'
+    if not row['significant']:
+        return 'noise'
+    return 'worse' if row['worse'] else 'better'
+
+
+def forest_bar(row, scale, width=FOREST_WIDTH):
+    """A text forest-plot row: `·····━━━●━━│·········` (│ is 0, ━ the 95% CI, ● a significant
+    delta, ○ one within noise)."""
+    if row['delta_pct'] is None:
+        return ''
+
+    def at(v):
+        return max(0, min(width - 1, int(round((v / scale + 1.0) * (width - 1) / 2.0))))
+    line = ['·'] * width
+    lo, hi = sorted(row.get('ci_pct') or [row['delta_pct'], row['delta_pct']])
+    for i in range(at(lo), at(hi) + 1):
+        line[i] = '━'
+    line[at(0.0)] = '│'
+    line[at(row['delta_pct'])] = '●' if row['significant'] else '○'
+    return ''.join(line)
+
+
+def fmt_ci_pct(row):
+    ci = row.get('ci_pct')
+    return '' if not ci else '[%+.1f, %+.1f]' % (ci[0], ci[1])
+
+
+def fmt_brief(e):
+    """A pivot cell: `mean ± CI95 (n)`, or — when the combination was not measured."""
+    if not e:
+        return '—'
+    return fmt_stat(dict(e, too_fast=0))
+
+
+def pivot_view(p):
+    """A pivot of the analysis as texts: {title, heads, rows: [[text]]}: the row labels, then one
+    column per value of the factor."""
+    keys = list(p['rows'][0]) if p['rows'] else []
+    heads = keys + ['%s=%s' % (p['factor'], v) for v in p['columns']]
+    rows = [[str(r.get(k, '')) for k in keys] + [fmt_brief(e) for e in cells] for r, cells in zip(p['rows'], p['cells'])]
+    return dict(title='%s: %s (%s) by %s' % (p['benchmark'], p['metric'], p.get('unit') or '', p['factor']),
+                heads=heads or [p['factor']], label_columns=len(keys), rows=rows)
+
+
+def step_line(st):
+    """One aggregate of runs started together, as text."""
+    return dict(benchmark=st['benchmark'], cells=' + '.join(st['cells']), guests=len(st['cells']),
+                aggregate='%s %s' % (fmt_stat(st['aggregate']), st['unit']),
+                per_guest='%s %s' % (fmt_brief(st['per_guest']), st['unit']), metric=st['metric'])
 
 
 def traps(b):
@@ -314,6 +389,21 @@ def missing_cells(analysis, plan, failed):
     return out
 
 
+def _bench_part(b):
+    """One benchmark's section: its tables, traps, gates, warnings and warm-ups."""
+    t = traps(b)
+    shown = set(f['message'] for _c, f in t)
+    notes = []
+    for c in ordered_cells(b):
+        mine = [w for w in c['warnings'] if w not in shown]
+        notes.extend((c['cell'], w) for w in mine[:MAX_WARNINGS])
+        if len(mine) > MAX_WARNINGS:
+            notes.append((c['cell'], '… and %d more distinct warnings (in results.json)' % (len(mine) - MAX_WARNINGS)))
+    return dict(bench=b, table=side_by_side(b), tables=tool_tables(b), traps=t, gates=gate_lines(b),
+                baseline=baseline_text(b), warnings=notes,
+                warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')])
+
+
 def report_contents(analysis, meta, environment=None, plan=None):
     """Everything a report shows, as plain data (the renderers only lay it out)."""
     meta = meta or {}
@@ -323,25 +413,17 @@ def report_contents(analysis, meta, environment=None, plan=None):
     header = [(k.replace('_', ' '), str(meta[k])) for k in HEADER_KEYS if meta.get(k)]
     n_records = sum(c.get('n_records', c['n']) + (c.get('warmups') or 0) for b in analysis['benchmarks'] for c in b['cells'])
     header.append(('records', str(n_records)))
-    benches = []
+    benches = [_bench_part(b) for b in analysis['benchmarks']]
     codes = []
-    for b in analysis['benchmarks']:
-        t = traps(b)
-        codes.extend(f['code'] for _c, f in t if f['code'] not in codes)
-        shown = set(f['message'] for _c, f in t)
-        notes = []
-        for c in ordered_cells(b):
-            mine = [w for w in c['warnings'] if w not in shown]
-            notes.extend((c['cell'], w) for w in mine[:MAX_WARNINGS])
-            if len(mine) > MAX_WARNINGS:
-                notes.append((c['cell'], '… and %d more distinct warnings (in results.json)' % (len(mine) - MAX_WARNINGS)))
-        benches.append(dict(bench=b, table=side_by_side(b), dd=dd_table(b), traps=t, gates=gate_lines(b),
-                            warnings=notes,
-                            warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')]))
+    for part in benches:
+        codes.extend(f['code'] for _c, f in part['traps'] if f['code'] not in codes)
     return dict(
         title=meta.get('matrix') or meta.get('run_id') or 'benchlab run',
         header=header,
         environment=environment_table(environment, cell_order),
+        overview=analysis.get('overview') or [],
+        pivots=[pivot_view(p) for p in analysis.get('pivots') or []],
+        steps=[step_line(st) for st in analysis.get('steps') or []],
         benchmarks=benches,
         trap_help=[(code, TRAP_HELP.get(code, '')) for code in codes],
         missing=missing_cells(analysis, plan, meta.get('failed')),
@@ -391,74 +473,128 @@ def _arrow(better):
 
 
 def render_markdown(analysis, meta, environment=None, plan=None):
-    """report.md (GitHub-flavoured): header, environment, per benchmark the side-by-side table, the
-    dd table, traps, gates and warnings, then failed or missing cells and invalid records."""
+    """report.md (GitHub-flavoured): header, the overview ("cost of each layer"), the pivots and the
+    aggregates of runs started together, the environment keys that differ, per benchmark the
+    side-by-side table, the tool's own tables, traps, gates and warnings, then failed or missing
+    cells, invalid records and the environment keys that are the same everywhere."""
     k = report_contents(analysis, meta, environment, plan)
     lines = ['# benchlab report: %s' % _md(k['title']), '']
     for key, value in k['header']:
         lines.append('- **%s**: %s' % (key, _md(value)))
     lines += ['', LEGEND, '']
-    env = k['environment']
-    if env['columns']:
-        lines += ['## Environment', '']
-        differ = [r['key'] for r in env['rows'] if r['differs']]
-        if differ:
-            lines += ['Differs between the cells (**bold**): %s' % ', '.join(_md(d) for d in differ), '']
-        lines.append('| key | ' + ' | '.join(_md(c) for c in env['columns']) + ' |')
-        lines.append('|---|' + '---|' * len(env['columns']))
-        for r in env['rows']:
-            if r['differs']:
-                lines.append('| **%s** ≠ | ' % _md(r['key']) + ' | '.join('**%s**' % _md(v) if v else '' for v in r['values']) + ' |')
-            else:
-                lines.append('| %s | ' % _md(r['key']) + ' | '.join(_md(v) for v in r['values']) + ' |')
-        lines.append('')
+    lines += _md_overview(k['overview'])
+    lines += _md_pivots(k['pivots']) + _md_steps(k['steps'])
+    lines += _md_environment(k['environment'], True)
     for part in k['benchmarks']:
-        b, t = part['bench'], part['table']
-        versions = ', '.join(b['tool_versions'])
-        lines += ['## %s' % _md(b['name']), '']
-        version = (' (version %s)' % _md(versions)) if versions else ''
-        lines += ['%s %s%s — baseline: **%s**' % (_md(b['tool']), _md(b['test']), version, _md(b['baseline'])), '']
-        heads = [_md(c) + (' (baseline)' if i == 0 else '') for i, c in enumerate(t['columns'])]
-        lines.append('| metric | ' + ' | '.join(heads) + ' |')
-        lines.append('|---|' + '---:|' * len(t['columns']))
-        for r in t['rows']:
-            cells = []
-            for e in r['entries']:
-                if e is None:
-                    cells.append('—')
-                else:
-                    # our own numbers and marks (fmt_stat/fmt_vs): no outside text, so no escaping
-                    cells.append(e['stat'] + ((' ' + e['vs']) if e['vs'] else ''))
-            lines.append('| %s (%s)%s | ' % (_md(r['metric']), _md(r['unit']), _arrow(r['better'])) + ' | '.join(cells) + ' |')
-        if part['dd']:
-            lines += ['', 'dd, as in the field reports (duration includes the final sync):', '',
-                      '| test | cell | description | duration (s) | MB/s | slower than baseline (%) |',
-                      '|---:|---|---|---:|---:|---:|']
-            for r in part['dd']:
-                slower = 'n/a' if r['slower_pct'] is None else '%.3f %%' % r['slower_pct']
-                if r['baseline']:
-                    slower += ' (baseline)'
-                lines.append('| %d | %s | %s | %s | %s | %s |' % (
-                    r['test'], _md(r['cell']), _md(r['description']),
-                    '%.3f' % r['duration'] if r['duration'] is not None else 'n/a',
-                    '%.2f' % r['mb_s'] if r['mb_s'] is not None else 'n/a', slower))
-        if part['traps']:
-            lines += ['', 'Traps detected:', '']
-            for cell, f in part['traps']:
-                lines.append('- **%s** `%s`: %s' % (_md(cell), f['code'], _md(f['message'])))
-        lines += ['', 'Runs: ' + '; '.join('%s: n=%d, %s' % (_md(g['cell']), g['n'], g['gate']) for g in part['gates'])]
-        if part['warmups']:
-            lines += ['', 'Warm-up runs (stored, not counted): %s' % ', '.join(
-                '%s %d' % (_md(c), n) for c, n in part['warmups'])]
-        if part['warnings']:
-            lines += ['', 'Warnings:', '']
-            for cell, w in part['warnings']:
-                lines.append('- %s: %s' % (_md(cell), _md(w)))
-        lines.append('')
+        lines += _md_benchmark(part)
+    lines += _md_tail(k)
+    lines += _md_environment(k['environment'], False)
+    return '\n'.join(lines)
+
+
+def _md_table(heads, rows, numeric):
+    """A GFM table; heads and rows are escaped here; numeric: per column, right-aligned."""
+    out = ['| ' + ' | '.join(_md(h) for h in heads) + ' |',
+           '|' + ''.join('---:|' if n else '---|' for n in numeric)]
+    out.extend('| ' + ' | '.join(_md(v) for v in r) + ' |' for r in rows)
+    return out
+
+
+def _md_overview(rows):
+    if not rows:
+        return []
+    scale = forest_scale(rows)
+    out = ['## Overview: the cost of each layer', '',
+           'Each cell vs its baseline: the difference of the benchmark\'s main metric in %% with its 95%% CI '
+           '(axis ±%.0f %%: │ is no difference, ━ the CI, ● significant, ○ within noise).' % scale, '',
+           '| benchmark | cell | vs | metric | Δ %% [95%% CI] | ±%.0f %% | verdict |' % scale,
+           '|---|---|---|---|---:|:---:|---|']
+    for r in rows:
+        verdict = {'worse': '**significantly worse**', 'better': '**significantly better**',
+                   'noise': 'within noise', 'unknown': 'too little data (n < 2)'}[forest_kind(r)]
+        plot = '—' if r['delta_pct'] is None else '`%s`' % forest_bar(r, scale)
+        out.append('| %s | %s | %s | %s | %s %s | %s | %s |' % (
+            _md(r['benchmark']), _md(r['cell']), _md(r['baseline']), _md(r['metric']), fmt_delta(r['delta_pct']),
+            fmt_ci_pct(r), plot, verdict))
+    return out + ['']
+
+
+def _md_pivots(pivots):
+    out = []
+    for p in pivots:
+        out += ['## Pivot: %s' % _md(p['title']), '']
+        out += _md_table(p['heads'], p['rows'], [i >= p['label_columns'] for i in range(len(p['heads']))])
+        out.append('')
+    return out
+
+
+def _md_steps(steps):
+    if not steps:
+        return []
+    out = ['## Runs started together', '',
+           'Cells whose runs started in the same step: per step the sum over them, then mean ± CI95 (n steps); '
+           'next to it the per-guest mean.', '']
+    out += _md_table(['benchmark', 'cells', 'guests', 'metric', 'aggregate per step', 'per guest'],
+                     [[st['benchmark'], st['cells'], str(st['guests']), st['metric'], st['aggregate'], st['per_guest']]
+                      for st in steps], [False, False, True, False, True, True])
+    return out + ['']
+
+
+def _md_environment(env, differing):
+    """The environment keys that differ between the cells (differing=True, near the top), or the
+    rest (at the end: the same in every cell)."""
+    rows = [r for r in env['rows'] if r['differs'] == differing]
+    if not env['columns'] or not rows:
+        return []
+    if differing:
+        lines = ['## Environment', '', 'Differs between the cells (**bold**; the keys that are the same everywhere '
+                 'are listed at the end):', '']
+    else:
+        lines = ['## Environment, the same in every cell' if len(env['columns']) > 1 else '## Environment', '']
+    lines.append('| key | ' + ' | '.join(_md(c) for c in env['columns']) + ' |')
+    lines.append('|---|' + '---|' * len(env['columns']))
+    for r in rows:
+        if r['differs']:
+            lines.append('| **%s** ≠ | ' % _md(r['key']) + ' | '.join('**%s**' % _md(v) if v else '' for v in r['values']) + ' |')
+        else:
+            lines.append('| %s | ' % _md(r['key']) + ' | '.join(_md(v) for v in r['values']) + ' |')
+    return lines + ['']
+
+
+def _md_benchmark(part):
+    b, t = part['bench'], part['table']
+    versions = ', '.join(b['tool_versions'])
+    version = (' (version %s)' % _md(versions)) if versions else ''
+    lines = ['## %s' % _md(b['name']), '',
+             '%s %s%s — baseline: **%s**' % (_md(b['tool']), _md(b['test']), version, _md(part['baseline'])), '']
+    heads = [_md(c) + ((' (%s)' % _md(n)) if n else '') for c, n in zip(t['columns'], t['notes'])]
+    lines.append('| metric | ' + ' | '.join(heads) + ' |')
+    lines.append('|---|' + '---:|' * len(t['columns']))
+    for r in t['rows']:
+        # our own numbers and marks (fmt_stat/fmt_vs/fmt_range): no outside text, so no escaping
+        cells = ['—' if e is None else e['stat'] + ((' ' + e['vs']) if e['vs'] else '')
+                 + ((' [%s]' % e['range']) if e['range'] else '') for e in r['entries']]
+        lines.append('| %s (%s)%s | ' % (_md(r['metric']), _md(r['unit']), _arrow(r['better'])) + ' | '.join(cells) + ' |')
+    for table in part['tables']:
+        lines += ['', '%s (%s):' % (_md(table['title']), _md(table['note'])), '']
+        lines += _md_table([h for h, _n in table['columns']], table['rows'], [n for _h, n in table['columns']])
+    if part['traps']:
+        lines += ['', 'Traps detected:', '']
+        lines.extend('- **%s** `%s`: %s' % (_md(cell), f['code'], _md(f['message'])) for cell, f in part['traps'])
+    lines += ['', 'Runs: ' + '; '.join('%s: n=%d, %s' % (_md(g['cell']), g['n'], g['gate']) for g in part['gates'])]
+    if part['warmups']:
+        lines += ['', 'Warm-up runs (stored, not counted): %s' % ', '.join('%s %d' % (_md(c), n) for c, n in part['warmups'])]
+    if part['warnings']:
+        lines += ['', 'Warnings:', '']
+        lines.extend('- %s: %s' % (_md(cell), _md(w)) for cell, w in part['warnings'])
+    return lines + ['']
+
+
+def _md_tail(k):
+    lines = []
     if k['trap_help']:
         lines += ['## What the trap flags mean', '']
-        for code, text in k['trap_help']:
-            lines.append('- `%s`: %s' % (code, _md(text)))
+        lines.extend('- `%s`: %s' % (code, _md(text)) for code, text in k['trap_help'])
         lines.append('')
     if k['missing'] or k['failed']:
         lines += ['## Failed or missing cells', '']
@@ -471,10 +607,9 @@ def render_markdown(analysis, meta, environment=None, plan=None):
         lines.append('')
     if k['invalid']:
         lines += ['## Invalid records', '']
-        for item in k['invalid']:
-            lines.append('- %s: %s' % (_md(item.get('host', '?')), _md('; '.join(item['errors']))))
+        lines.extend('- %s: %s' % (_md(item.get('host', '?')), _md('; '.join(item['errors']))) for item in k['invalid'])
         lines.append('')
-    return '\n'.join(lines)
+    return lines
 
 
 # -- terminal -----------------------------------------------------------------------------------
@@ -524,11 +659,28 @@ def render_terminal(analysis, width=100, meta=None, plan=None):
     for b in analysis['benchmarks']:
         for cell, f in traps(b):
             flags.setdefault(f['code'], []).append('%s@%s' % (b['name'], cell))
+    out.extend(_fit(line, width) for line in terminal_views(analysis))
     for code, where in flags.items():
         out.append(_fit('trap %s (%d): %s' % (code, len(where), ', '.join(where)), width))
     for m in missing_cells(analysis, plan, (meta or {}).get('failed')):
         out.append(_fit('missing %s in %s: %s' % (m['benchmark'], m['cell'], m['reason']), width))
     return '\n'.join(out)
+
+
+def terminal_views(analysis):
+    """The summary's lines for the pivots (a line per row) and the aggregates of runs started together."""
+    out = []
+    for p in analysis.get('pivots') or []:
+        view = pivot_view(p)
+        for r in view['rows']:
+            head = ', '.join(r[:view['label_columns']])
+            out.append('pivot %s%s: %s' % (view['title'], (' [%s]' % head) if head else '', '; '.join(
+                '%s %s' % (h, v) for h, v in zip(view['heads'][view['label_columns']:], r[view['label_columns']:]))))
+    for st in analysis.get('steps') or []:
+        line = step_line(st)
+        out.append('together %s %s (%d guests): %s per step, per guest %s' % (
+            line['benchmark'], line['cells'], line['guests'], line['aggregate'], line['per_guest']))
+    return out
 
 
 def progress_line(index, total, what, elapsed_s, eta_s=None, width=100):

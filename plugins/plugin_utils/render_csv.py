@@ -12,7 +12,12 @@ cell whose first character (or first after blanks) is =, +, -, @, a tab or a car
 leading single quote, so '=HYPERLINK(...)' stays text. Only text is neutralised: numbers (ints,
 floats, and text that is just a number such as '-5' or '+1.5e3') stay numbers, since a spreadsheet
 reads those as values, never as formulas. Control characters in text are shown as visible escapes
-(render.printable), so `cat results.csv` cannot drive the terminal either."""
+(render.printable), so `cat results.csv` cannot drive the terminal either.
+
+pivot.csv (render_pivot_csv, written when the analysis has pivots): per pivot a block, the factor's
+values as columns as in the reports: a heading row (benchmark, metric, unit, the row labels, then
+`<factor>=<value> mean`, `... ci95_low`, `... ci95_high`, `... n` per value), a row per row of the
+pivot, and an empty line between blocks."""
 
 from __future__ import annotations
 
@@ -102,4 +107,29 @@ def render_csv(records, run_id=None):
             too_fast = 'true' if m.get('too_fast') else 'false'
             out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, tail))
     buf.write(''.join(out))
+    return buf.getvalue()
+
+
+def render_pivot_csv(analysis):
+    """pivot.csv: the analysis' pivots (see the module docstring), or None when there are none."""
+    pivots = analysis.get('pivots') or []
+    if not pivots:
+        return None
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    for i, p in enumerate(pivots):
+        if i:
+            w.writerow([])
+        keys = list(p['rows'][0]) if p['rows'] else []
+        heads = ['benchmark', 'metric', 'unit'] + keys
+        for v in p['columns']:
+            col = '%s=%s' % (p['factor'], v)
+            heads += [col + ' mean', col + ' ci95_low', col + ' ci95_high', col + ' n']
+        w.writerow([_text(h) for h in heads])
+        for row, cells in zip(p['rows'], p['cells']):
+            out = [p['benchmark'], p['metric'], p.get('unit')] + [row.get(k) for k in keys]
+            for e in cells:
+                ci = (e or {}).get('ci95') or [None, None]
+                out += [None, None, None, None] if e is None else [e['mean'], ci[0], ci[1], e['n']]
+            w.writerow([_text(v) for v in out])
     return buf.getvalue()

@@ -3,8 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """report.html: the report contents (render.report_contents) as ONE self-contained HTML file.
 
-Inline CSS, inline SVG bar charts (one per metric: a bar per cell with its 95% confidence interval
-as an error bar), no script, nothing fetched from the network, readable when printed. Every text
+It opens with the overview, an inline SVG forest plot ("the cost of each layer": per benchmark and
+cell the delta vs its baseline with its 95% CI; significant deltas filled and coloured, noise hollow
+and grey), then the pivots, the aggregates of runs started together and the environment keys that
+differ (the rest folded away in <details>). Inline CSS, inline SVG bar charts (one per metric that
+can differ: a bar per cell with its 95% confidence interval as an error bar), no script, nothing fetched from the network, readable when printed. Every text
 is escaped. The charts draw the per-cell summaries, so the file's size depends on the number of
 benchmarks, cells and metrics, never on the number of records. A pure function of its input."""
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 from html import escape
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
-    ci_half, fmt_delta, fmt_num, printable, report_contents, sig_mark)
+    ci_half, fmt_ci_pct, fmt_delta, fmt_num, forest_kind, forest_scale, printable, report_contents, sig_mark)
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --base: #8c959f; --bar: #3b6fb6;
@@ -43,6 +46,14 @@ svg .err { stroke: var(--fg); stroke-width: 1.5; }
 svg .axis { stroke: var(--muted); stroke-width: 1; }
 .status-complete { color: #1a7f37; }
 section.bench { break-inside: avoid-page; }
+.range { display: block; font-size: .85em; color: var(--muted); }
+svg .ci { stroke-width: 2; }
+svg .worse { stroke: var(--worse); fill: var(--worse); }
+svg .better { stroke: #1a7f37; fill: #1a7f37; }
+svg .noise { stroke: var(--base); fill: #fff; }
+svg .unknown { stroke: var(--base); fill: var(--base); }
+svg .zero { stroke: var(--fg); stroke-dasharray: 3 2; }
+details > summary { cursor: pointer; color: var(--muted); }
 @media print {
   body { padding: 0; max-width: none; font-size: 11px; }
   h2 { break-after: avoid; }
@@ -125,10 +136,64 @@ def chart(metric, unit, better, cells):
 def _entry(e):
     if e is None:
         return '<td class="num muted">—</td>'
-    vs = ''
+    vs = rng = ''
     if e['vs']:
         vs = '<span class="vs%s">%s</span>' % (' worse' if _worse(e['summary']) else '', _e(e['vs']))
-    return '<td class="num">%s%s</td>' % (_e(e['stat']), vs)
+    if e['range']:
+        rng = '<span class="range">min–max %s</span>' % _e(e['range'])
+    return '<td class="num">%s%s%s</td>' % (_e(e['stat']), vs, rng)
+
+
+FOREST_ROW, FOREST_LABEL, FOREST_PLOT, FOREST_VALUE = 20, 300, 320, 190
+
+
+def forest(rows):
+    """The overview: an SVG forest plot, a row per (benchmark, cell) with its delta vs its baseline in
+    % (a dot) and the 95% CI (a line); class worse/better (significant), noise (hollow) or unknown."""
+    scale = forest_scale(rows)
+    width, height = FOREST_LABEL + FOREST_PLOT + FOREST_VALUE, TOP * 2 + 16 + len(rows) * FOREST_ROW
+
+    def x(v):
+        return FOREST_LABEL + (max(-scale, min(scale, v)) / scale + 1.0) / 2.0 * FOREST_PLOT
+    parts = ['<svg id="overview-plot" role="img" width="%d" height="%d" viewBox="0 0 %d %d" aria-label="%s">' % (
+        width, height, width, height, 'delta vs baseline per benchmark and cell, with 95% CI'),
+        '<line class="zero" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (x(0), TOP, x(0), height - TOP - 14),
+        '<text x="%.1f" y="%d" text-anchor="middle" class="muted">-%.0f %%</text>' % (x(-scale), height - TOP, scale),
+        '<text x="%.1f" y="%d" text-anchor="middle" class="muted">0</text>' % (x(0), height - TOP),
+        '<text x="%.1f" y="%d" text-anchor="middle" class="muted">+%.0f %%</text>' % (x(scale), height - TOP, scale)]
+    for i, r in enumerate(rows):
+        parts.append(_forest_row(r, TOP + i * FOREST_ROW, x))
+    parts.append('</svg>')
+    return ''.join(parts)
+
+
+def _forest_row(r, y, x):
+    kind, ym = forest_kind(r), y + FOREST_ROW / 2.0
+    name = '%s · %s' % (r['benchmark'], r['cell'])
+    label = name if len(name) <= 48 else name[:47] + '…'
+    tip = '%s vs %s: %s' % (name, r['baseline'], r['metric'])
+    out = ['<g class="forest-row %s">' % kind,
+           '<text x="%d" y="%.1f" text-anchor="end">%s<title>%s</title></text>' % (FOREST_LABEL - 8, ym + 4, _e(label), _e(tip))]
+    if r['delta_pct'] is None:
+        out.append('<text x="%d" y="%.1f" class="muted">no comparison (no data)</text></g>' % (FOREST_LABEL + 4, ym + 4))
+        return ''.join(out)
+    if r.get('ci_pct'):
+        lo, hi = r['ci_pct']
+        out.append('<line class="ci %s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>' % (kind, x(lo), ym, x(hi), ym))
+    value = '%s %s %s' % (fmt_delta(r['delta_pct']), fmt_ci_pct(r), {'worse': 'worse *', 'better': 'better *',
+                                                                     'noise': 'noise ~', 'unknown': '?'}[kind])
+    out.append('<circle class="%s" cx="%.1f" cy="%.1f" r="5"><title>%s: %s</title></circle>' % (
+        kind, x(r['delta_pct']), ym, _e(tip), _e(value)))
+    out.append('<text x="%d" y="%.1f">%s</text></g>' % (FOREST_LABEL + FOREST_PLOT + 8, ym + 4, _e(value)))
+    return ''.join(out)
+
+
+def _html_table(heads, rows, numeric, cls):
+    out = ['<table class="%s"><tr>%s</tr>' % (cls, ''.join('<th>%s</th>' % _e(h) for h in heads))]
+    for r in rows:
+        out.append('<tr>%s</tr>' % ''.join('<td%s>%s</td>' % (' class="num"' if n else '', _e(v)) for v, n in zip(r, numeric)))
+    out.append('</table>')
+    return out
 
 
 def render_html(analysis, meta, environment=None, plan=None):
@@ -145,76 +210,127 @@ def render_html(analysis, meta, environment=None, plan=None):
         out.append('<tr><th>%s</th><td%s>%s</td></tr>' % (_e(key), cls, _e(value)))
     out.append('</table>')
     out.append('<p class="legend">%s</p>' % _e(k['legend']))
-    env = k['environment']
-    if env['columns']:
-        differ = [r['key'] for r in env['rows'] if r['differs']]
-        out.append('<section id="environment"><h2>Environment</h2>')
-        if differ:
-            out.append('<p>Differs between the cells (highlighted): %s</p>' % ', '.join(
-                '<code>%s</code>' % _e(d) for d in differ))
-        out.append('<table class="env"><tr><th>key</th>%s</tr>' % ''.join('<th>%s</th>' % _e(c) for c in env['columns']))
-        for r in env['rows']:
-            out.append('<tr%s><th>%s</th>%s</tr>' % (' class="differs"' if r['differs'] else '', _e(r['key']),
-                                                     ''.join('<td>%s</td>' % _e(v) for v in r['values'])))
-        out.append('</table></section>')
+    if k['overview']:
+        out.append('<section id="overview"><h2>Overview: the cost of each layer</h2><p class="legend">Each cell vs its '
+                   'baseline: the difference of the benchmark\'s main metric in %, the line its 95% CI. Filled: '
+                   'significant (red worse, green better); hollow grey: within noise.</p>')
+        out.append(forest(k['overview']))
+        out.append('</section>')
+    out.extend(_html_views(k))
+    out.extend(_html_environment(k['environment']))
     for n, part in enumerate(k['benchmarks']):
-        b, t = part['bench'], part['table']
-        versions = ', '.join(b['tool_versions'])
-        out.append('<section class="bench" id="bench-%d"><h2>%s</h2>' % (n, _e(b['name'])))
-        out.append('<p>%s %s%s — baseline: <strong>%s</strong></p>' % (
-            _e(b['tool']), _e(b['test']), _e((' (version %s)' % versions) if versions else ''), _e(b['baseline'])))
-        out.append('<table class="side-by-side"><tr><th>metric</th>%s</tr>' % ''.join(
-            '<th>%s%s</th>' % (_e(c), ' (baseline)' if i == 0 else '') for i, c in enumerate(t['columns'])))
-        for r in t['rows']:
-            arrow = {'higher': ' ↑', 'lower': ' ↓'}.get(r['better'], '')
-            out.append('<tr><th>%s <span class="muted">(%s)%s</span></th>%s</tr>' % (
-                _e(r['metric']), _e(r['unit']), arrow, ''.join(_entry(e) for e in r['entries'])))
-        out.append('</table>')
-        if part['dd']:
-            out.append('<h3>dd, as in the field reports</h3><table class="dd"><tr><th>test</th><th>cell</th>'
-                       '<th>description</th><th>duration incl. sync (s)</th><th>MB/s</th>'
-                       '<th>slower than baseline (%)</th></tr>')
-            for r in part['dd']:
-                slower = 'n/a' if r['slower_pct'] is None else '%.3f %%' % r['slower_pct']
-                out.append('<tr><td class="num">%d</td><td>%s</td><td>%s</td><td class="num">%s</td>'
-                           '<td class="num">%s</td><td class="num">%s%s</td></tr>' % (
-                               r['test'], _e(r['cell']), _e(r['description']),
-                               'n/a' if r['duration'] is None else '%.3f' % r['duration'],
-                               'n/a' if r['mb_s'] is None else '%.2f' % r['mb_s'],
-                               slower, ' (baseline)' if r['baseline'] else ''))
-            out.append('</table>')
-        cells = [c for c in b['cells'] if c['baseline']] + [c for c in b['cells'] if not c['baseline']]
-        out.append('<div class="charts">')
-        for r in t['rows']:
+        out.extend(_html_benchmark(n, part))
+    out.extend(_html_tail(k))
+    out.append('</body></html>\n')
+    return '\n'.join(out)
+
+
+def _html_views(k):
+    """The pivots and the aggregates of runs started together."""
+    out = []
+    if k['pivots']:
+        out.append('<section id="pivots"><h2>Pivots</h2>')
+        for p in k['pivots']:
+            out.append('<h3>%s</h3>' % _e(p['title']))
+            out.extend(_html_table(p['heads'], p['rows'], [i >= p['label_columns'] for i in range(len(p['heads']))], 'pivot'))
+        out.append('</section>')
+    if k['steps']:
+        out.append('<section id="steps"><h2>Runs started together</h2><p class="legend">Cells whose runs started in '
+                   'the same step: per step the sum over them, then mean ± CI95 (n steps); next to it the per-guest '
+                   'mean.</p>')
+        out.extend(_html_table(['benchmark', 'cells', 'guests', 'metric', 'aggregate per step', 'per guest'],
+                               [[st['benchmark'], st['cells'], str(st['guests']), st['metric'], st['aggregate'],
+                                 st['per_guest']] for st in k['steps']],
+                               [False, False, True, False, True, True], 'steps'))
+        out.append('</section>')
+    return out
+
+
+def _env_rows(env, rows):
+    out = ['<table class="env"><tr><th>key</th>%s</tr>' % ''.join('<th>%s</th>' % _e(c) for c in env['columns'])]
+    for r in rows:
+        out.append('<tr%s><th>%s</th>%s</tr>' % (' class="differs"' if r['differs'] else '', _e(r['key']),
+                                                 ''.join('<td>%s</td>' % _e(v) for v in r['values'])))
+    out.append('</table>')
+    return out
+
+
+def _html_environment(env):
+    """The keys that differ between the cells, highlighted; the rest folded away in <details>."""
+    if not env['columns']:
+        return []
+    differ = [r for r in env['rows'] if r['differs']]
+    same = [r for r in env['rows'] if not r['differs']]
+    out = ['<section id="environment"><h2>Environment</h2>']
+    if differ:
+        out.append('<p>Differs between the cells (highlighted): %s</p>' % ', '.join(
+            '<code>%s</code>' % _e(r['key']) for r in differ))
+        out.extend(_env_rows(env, differ))
+    if same:
+        out.append('<details id="environment-same"><summary>%d key(s) the same in every cell</summary>' % len(same)
+                   if len(env['columns']) > 1 else '<details id="environment-same" open><summary>%d key(s)</summary>' % len(same))
+        out.extend(_env_rows(env, same))
+        out.append('</details>')
+    out.append('</section>')
+    return out
+
+
+def _html_benchmark(n, part):
+    b, t = part['bench'], part['table']
+    versions = ', '.join(b['tool_versions'])
+    out = ['<section class="bench" id="bench-%d"><h2>%s</h2>' % (n, _e(b['name'])),
+           '<p>%s %s%s — baseline: <strong>%s</strong></p>' % (
+               _e(b['tool']), _e(b['test']), _e((' (version %s)' % versions) if versions else ''), _e(part['baseline'])),
+           '<table class="side-by-side"><tr><th>metric</th>%s</tr>' % ''.join(
+               '<th>%s%s</th>' % (_e(c), _e(' (%s)' % note) if note else '') for c, note in zip(t['columns'], t['notes']))]
+    for r in t['rows']:
+        arrow = {'higher': ' ↑', 'lower': ' ↓'}.get(r['better'], '')
+        out.append('<tr><th>%s <span class="muted">(%s)%s</span></th>%s</tr>' % (
+            _e(r['metric']), _e(r['unit']), arrow, ''.join(_entry(e) for e in r['entries'])))
+    out.append('</table>')
+    for table in part['tables']:
+        out.append('<h3>%s</h3><p class="muted">%s</p>' % (_e(table['title']), _e(table['note'])))
+        out.extend(_html_table([h for h, _n in table['columns']], table['rows'], [num for _h, num in table['columns']],
+                               'tool-table'))
+    cells = [c for c in b['cells'] if c['baseline']] + [c for c in b['cells'] if not c['baseline']]
+    out.append('<div class="charts">')
+    for r in t['rows']:
+        if charted(b, r['metric']):
             out.append(chart(r['metric'], r['unit'], r['better'],
                              [(c['cell'], c['metrics'].get(r['metric']), c['baseline']) for c in cells]))
-        out.append('</div>')
-        if part['traps']:
-            out.append('<h3>Traps detected</h3><ul class="traps">')
-            for cell, f in part['traps']:
-                out.append('<li class="flag"><strong>%s</strong> <code>%s</code>: %s</li>' % (
-                    _e(cell), _e(f['code']), _e(f['message'])))
-            out.append('</ul>')
-        out.append('<h3>Runs</h3><ul class="gates">')
-        for g in part['gates']:
-            out.append('<li>%s: n=%d%s, %s</li>' % (_e(g['cell']), g['n'],
-                                                    (', %d warm-up' % g['warmups']) if g['warmups'] else '', _e(g['gate'])))
+    out.append('</div>')
+    return out + _html_notes(part) + ['</section>']
+
+
+def _html_notes(part):
+    out = []
+    if part['traps']:
+        out.append('<h3>Traps detected</h3><ul class="traps">')
+        out.extend('<li class="flag"><strong>%s</strong> <code>%s</code>: %s</li>' % (_e(cell), _e(f['code']), _e(f['message']))
+                   for cell, f in part['traps'])
         out.append('</ul>')
-        if part['warnings']:
-            out.append('<h3>Warnings</h3><ul class="warnings">')
-            out.extend('<li>%s: %s</li>' % (_e(c), _e(w)) for c, w in part['warnings'])
-            out.append('</ul>')
-        out.append('</section>')
+    out.append('<h3>Runs</h3><ul class="gates">')
+    for g in part['gates']:
+        out.append('<li>%s: n=%d%s, %s</li>' % (_e(g['cell']), g['n'], (', %d warm-up' % g['warmups']) if g['warmups'] else '',
+                                                _e(g['gate'])))
+    out.append('</ul>')
+    if part['warnings']:
+        out.append('<h3>Warnings</h3><ul class="warnings">')
+        out.extend('<li>%s: %s</li>' % (_e(c), _e(w)) for c, w in part['warnings'])
+        out.append('</ul>')
+    return out
+
+
+def _html_tail(k):
+    out = []
     if k['trap_help']:
         out.append('<section id="traps"><h2>What the trap flags mean</h2><dl>')
-        for code, text in k['trap_help']:
-            out.append('<dt><code>%s</code></dt><dd>%s</dd>' % (_e(code), _e(text)))
+        out.extend('<dt><code>%s</code></dt><dd>%s</dd>' % (_e(code), _e(text)) for code, text in k['trap_help'])
         out.append('</dl></section>')
     if k['missing'] or k['failed']:
         out.append('<section id="missing"><h2>Failed or missing cells</h2><ul>')
         for m in k['missing']:
-            out.append('<li>%s in %s (%s): %s</li>' % (
-                _e(m['benchmark']), _e(m['cell']), _e(m['host'] or '?'), _e(m['reason'])))
+            out.append('<li>%s in %s (%s): %s</li>' % (_e(m['benchmark']), _e(m['cell']), _e(m['host'] or '?'), _e(m['reason'])))
         for item in k['failed']:
             out.append('<li>failed run: %s %s: %s</li>' % (_e(item.get('host', '?')), _e(item.get('task', '')),
                                                            _e(item.get('msg', ''))))
@@ -223,11 +339,16 @@ def render_html(analysis, meta, environment=None, plan=None):
         out.append('<section id="invalid"><h2>Invalid records</h2><ul>')
         out.extend('<li>%s: %s</li>' % (_e(i.get('host', '?')), _e('; '.join(i['errors']))) for i in k['invalid'])
         out.append('</ul></section>')
-    out.append('</body></html>\n')
-    return '\n'.join(out)
+    return out
+
+
+def charted(bench, metric):
+    """Whether a metric gets a chart: some cell measured it and it is not fixed by the run's parameters
+    (by_design, analysis._by_design)."""
+    return any(metric in c['metrics'] and not c['metrics'][metric].get('by_design') for c in bench['cells'])
 
 
 def bar_count(analysis):
-    """How many bars render_html draws: per benchmark, per metric, the cells with a measured mean."""
-    return sum(1 for b in analysis['benchmarks'] for m in b['metrics'] for c in b['cells']
+    """How many bars render_html draws: per benchmark, per charted metric, the cells with a measured mean."""
+    return sum(1 for b in analysis['benchmarks'] for m in b['metrics'] if charted(b, m) for c in b['cells']
                if m in c['metrics'] and c['metrics'][m]['n'] and c['metrics'][m]['mean'] is not None)

@@ -19,7 +19,7 @@ import math
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import results_problems as validation_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv, render_pivot_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 
 META_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
@@ -81,13 +81,16 @@ def write_reports(rundir, doc, errors=None, skip=()):
         ('results.csv', lambda: render_csv(doc.get('records') or [], doc.get('run_id'))),
         ('report.md', lambda: render_markdown(doc['analysis'], meta, env, plan)),
         ('report.html', lambda: render_html(doc['analysis'], meta, env, plan)),
+        ('pivot.csv', lambda: render_pivot_csv(doc['analysis'])),   # only with pivots (None otherwise)
     )
     paths = {}
     for name, render in renderers:
         if name in skip:
             continue
         try:
-            paths[name] = rundir.write_text(name, render())
+            text = render()
+            if text is not None:
+                paths[name] = rundir.write_text(name, text)
         except Exception as e:  # pylint: disable=broad-except
             if errors is None:
                 raise

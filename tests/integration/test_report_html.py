@@ -1,4 +1,7 @@
-"""A real small run writes all five report files; report.html is opened in headless Chromium.
+"""A real small run writes all five report files (and pivot.csv: the run asks for a pivot through the
+callback's option); report.html is opened in headless Chromium, and so is a report of real records
+with per-node baselines (baseline_by) and a pivot: the overview's forest plot, the pivot table and
+the per-group baselines are checked as Chromium lays them out.
 
 Chromium is driven over the DevTools protocol through a pipe (--remote-debugging-pipe: NUL-separated
 JSON on file descriptors 3 and 4), so no Python package beyond the standard library is needed. The
@@ -20,7 +23,12 @@ import zlib
 
 import pytest
 
-from conftest import BIN, FILES, ansible_env, load_run, run, run_dirs
+from conftest import BIN, FILES, REPO, ansible_env, load_run, run, run_dirs
+
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import forest_kind
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import bar_count
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
@@ -33,7 +41,7 @@ FILES_WRITTEN = ('results.json', 'results.csv', 'report.md', 'report.html', 'res
 def small_run(tmp_path_factory):
     """One real run of matrix-report.yml (2 cells x dd-write, fio-randread x 2 repetitions)."""
     tmp = tmp_path_factory.mktemp('rpt-html')
-    env = ansible_env(tmp)
+    env = ansible_env(tmp, BENCHLAB_REPORT_PIVOT='storage')
     proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
                 '-e', '@%s' % (FILES / 'matrix-report.yml'), '-e', 'bench_install_tools=false'], env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -48,6 +56,15 @@ def test_all_five_files_and_schema(small_run):
     results, jsonl = load_run(rundir)
     assert results_problems(results) == []
     assert results['results_schema'] == 1
+    # every record carries the schedule step its run started in (one host: one run per step)
+    assert sorted(r['step'] for r in results['records']) == list(range(8))
+    assert results['analysis']['steps'] == []   # nothing ran together here
+    # the callback's pivot option: storage as columns, in results.json and pivot.csv
+    (pivot,) = [p for p in results['analysis']['pivots'] if p['benchmark'] == 'dd-write']
+    assert pivot['factor'] == 'storage' and pivot['columns'] == ['rootfs', 'tmpfs'] and pivot['rows'] == [{}]
+    assert [c['n'] for c in pivot['cells'][0]] == [2, 2]
+    pivot_csv = list(csv.reader(io.StringIO((rundir / 'pivot.csv').read_text())))
+    assert pivot_csv[0][:4] == ['benchmark', 'metric', 'unit', 'storage=rootfs mean']
     assert len(results['records']) == len(jsonl) == 8
     rows = list(csv.DictReader(io.StringIO((rundir / 'results.csv').read_text())))
     assert len(rows) == sum(len(r['metrics']) for r in results['records'])
@@ -202,8 +219,9 @@ def test_report_html_renders_in_chromium(small_run, tmp_path):
     rundir, _proc = small_run
     results, _jsonl = load_run(rundir)
     expected = bar_count(results['analysis'])
-    # 2 benchmarks x their metrics x 2 cells, every cell measured
-    assert expected == 2 * sum(len(b['metrics']) for b in results['analysis']['benchmarks']) == 2 * (3 + 4)
+    # 2 benchmarks x their metrics x 2 cells, every cell measured; dd's bytes (its size parameter,
+    # by_design) is not charted
+    assert expected == 2 * (2 + 4)
     browser = Browser(tmp_path / 'rpt-chromium-profile')
     try:
         target = browser.send('Target.createTarget', {'url': 'about:blank'})['targetId']
@@ -231,7 +249,7 @@ def test_report_html_renders_in_chromium(small_run, tmp_path):
     finally:
         browser.close()
     assert dom['bars'] == dom['drawn'] == expected, dom
-    assert dom['charts'] == sum(len(b['metrics']) for b in results['analysis']['benchmarks'])
+    assert dom['charts'] == 2 + 4
     assert dom['differs'] >= 1  # target.fstype etc. differ between rootfs and tmpfs
     assert dom['title'] == 'benchlab report: it-report'
     colours = png_colours(shot)
@@ -243,3 +261,117 @@ def test_report_html_renders_in_chromium(small_run, tmp_path):
     assert errors == []
     requests = [e['params']['request']['url'] for e in browser.events if e.get('method') == 'Network.requestWillBeSent']
     assert requests == [url]  # nothing fetched but the file itself
+
+
+# -- the views of issue 17 §3 on a page Chromium lays out -----------------------------------------
+
+UNIT_FIXTURES = REPO / 'tests' / 'unit' / 'fixtures'
+NODE_B_DD = {'rootfs': ['coreutils-9.1-write-fdatasync.txt', 'coreutils-9.1-read-iflag-direct.txt',
+                        'coreutils-9.1-read-after-drop-caches.txt'],
+             'tmpfs': ['coreutils-9.1-tmpfs-GBps.txt', 'coreutils-9.1-kBps.txt', 'coreutils-9.1-kBps-slow-pipe.txt']}
+
+
+def _two_nodes():
+    """Real records: node a is the captured run of tests/unit/fixtures/report (dd-write, dd-read,
+    fio-randread on rootfs and tmpfs), node b dd-write from the coreutils dd outputs of
+    tests/unit/fixtures/dd; only the cell labels are set here."""
+    records = []
+    for line in (UNIT_FIXTURES / 'report' / 'local-small-results.jsonl').read_text().splitlines():
+        rec = json.loads(line)
+        storage = rec['labels']['storage']
+        rec['labels'] = dict(rec['labels'], node='a', cell='a-' + storage)
+        records.append(rec)
+    for storage, names in NODE_B_DD.items():
+        for name in names:
+            rec = dd_record((UNIT_FIXTURES / 'dd' / name).read_text(), labels={
+                'node': 'b', 'storage': storage, 'platform': 'host', 'cell': 'b-' + storage, 'benchmark': 'dd-write'})
+            records.append(dict(rec, host='localhost'))
+    plan = {'baseline': 'a-rootfs', 'cells': [{'name': n} for n in ('a-rootfs', 'a-tmpfs', 'b-rootfs', 'b-tmpfs')],
+            'pivot': 'storage', 'baseline_by': 'node'}
+    return records, plan
+
+
+def _load(browser, path):
+    target = browser.send('Target.createTarget', {'url': 'about:blank'})['targetId']
+    session = browser.send('Target.attachToTarget', {'targetId': target, 'flatten': True})['sessionId']
+    for domain in ('Page', 'Runtime', 'Network'):
+        browser.send(domain + '.enable', session=session)
+    browser.send('Emulation.setDeviceMetricsOverride',
+                 {'width': 1200, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False}, session=session)
+    browser.events.clear()
+    browser.send('Page.navigate', {'url': path.as_uri()}, session=session)
+    browser.wait_event('Page.loadEventFired')
+    return session
+
+
+VIEWS_PROBE = """JSON.stringify((() => {
+  // checkVisibility: false inside a closed <details> (its content is skipped, content-visibility)
+  const visible = e => !!e && e.checkVisibility() && e.getBoundingClientRect().width > 0
+                       && e.getBoundingClientRect().height > 0;
+  const plot = document.querySelector('#overview svg#overview-plot');
+  const sections = Array.from(document.querySelectorAll('body > section')).map(s => s.id || s.className);
+  const rows = Array.from(document.querySelectorAll('#overview g.forest-row'));
+  const fill = k => { const c = document.querySelector('#overview g.forest-row.' + k + ' circle');
+                      return c ? getComputedStyle(c).fill : null; };
+  const pivot = document.querySelector('#pivots table.pivot');
+  const details = document.querySelector('details#environment-same');
+  return {
+    plotVisible: visible(plot), rows: rows.map(r => r.getAttribute('class')),
+    dotsDrawn: rows.filter(r => visible(r.querySelector('circle'))).length,
+    ciDrawn: rows.filter(r => { const l = r.querySelector('line.ci');      // horizontal: no height
+                                return !!l && l.checkVisibility() && l.getBoundingClientRect().width > 0; }).length,
+    fills: {noise: fill('noise'), better: fill('better'), worse: fill('worse')},
+    sections: sections,
+    pivotVisible: visible(pivot),
+    pivotHeads: pivot ? Array.from(pivot.querySelectorAll('th')).map(t => t.textContent) : [],
+    pivotCells: pivot ? Array.from(pivot.querySelectorAll('tr')).slice(1).map(
+      tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent)) : [],
+    heads: Array.from(document.querySelectorAll('table.side-by-side th')).filter(visible).map(t => t.textContent),
+    baselineLines: Array.from(document.querySelectorAll('section.bench > p')).filter(visible).map(p => p.textContent),
+    detailsOpen: details ? details.open : null,
+    detailsTableVisible: details ? visible(details.querySelector('table')) : null,
+    differsVisible: Array.from(document.querySelectorAll('tr.differs')).filter(visible).length,
+  };
+})())"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_overview_pivot_and_group_baselines_in_chromium(small_run, tmp_path):
+    records, plan = _two_nodes()
+    analysis = analyze(records, plan)
+    page = tmp_path / 'views.html'
+    page.write_text(render_html(analysis, {'run_id': 'views', 'matrix': 'views'}, None, plan))
+    rundir, _proc = small_run
+    browser = Browser(tmp_path / 'views-chromium-profile')
+    try:
+        session = _load(browser, page)
+        dom = json.loads(browser.send('Runtime.evaluate', {'returnByValue': True, 'expression': VIEWS_PROBE},
+                                      session=session)['result']['value'])
+        shot = base64.b64decode(browser.send('Page.captureScreenshot', {'format': 'png'}, session=session)['data'])
+        session = _load(browser, rundir / 'report.html')
+        real = json.loads(browser.send('Runtime.evaluate', {'returnByValue': True, 'expression': VIEWS_PROBE},
+                                       session=session)['result']['value'])
+    finally:
+        browser.close()
+    # the overview opens the report: a forest plot row per (benchmark, cell) vs its own baseline
+    assert dom['sections'][0] == 'overview', dom['sections']
+    kinds = [forest_kind(r) for r in analysis['overview']]
+    assert dom['plotVisible'] and dom['rows'] == ['forest-row %s' % k for k in kinds]
+    assert dom['dotsDrawn'] == len(kinds) and dom['ciDrawn'] == sum(1 for r in analysis['overview'] if r['ci_pct'])
+    # noise and significant deltas look different (the captured run has both: dd-write noise, dd-read better)
+    assert 'noise' in kinds and 'better' in kinds
+    assert dom['fills']['noise'] != dom['fills']['better'] and None not in (dom['fills']['noise'], dom['fills']['better'])
+    # the pivot: storage as columns, the node as rows, each cell mean ± CI95 (n)
+    dd = next(p for p in analysis['pivots'] if p['benchmark'] == 'dd-write')
+    assert dom['pivotVisible'] and dom['pivotHeads'][:3] == ['node', 'storage=rootfs', 'storage=tmpfs']
+    assert [r[0] for r in dom['pivotCells'][:2]] == ['a', 'b'] and dd['rows'] == [{'node': 'a'}, {'node': 'b'}]
+    assert all(c.endswith('(3)') for r in dom['pivotCells'][:2] for c in r[1:])
+    # per-node baselines: node b's tmpfs is compared with node b's rootfs, and the page says so
+    assert 'b-tmpfs (vs b-rootfs)' in dom['heads'] and 'b-rootfs (baseline)' in dom['heads']
+    assert any('per node: a-rootfs (for a-rootfs, a-tmpfs); b-rootfs (for b-rootfs, b-tmpfs)' in t
+               for t in dom['baselineLines'])
+    assert len(png_colours(shot)) > 8
+    # the real run: overview first, the environment's differences shown, the rest folded away
+    assert real['sections'][0] == 'overview' and real['plotVisible'] and real['dotsDrawn'] == 2
+    assert real['pivotVisible'] and real['pivotHeads'] == ['storage=rootfs', 'storage=tmpfs']
+    assert real['differsVisible'] >= 1 and real['detailsOpen'] is False and real['detailsTableVisible'] is False

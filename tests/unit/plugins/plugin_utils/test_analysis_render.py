@@ -211,8 +211,11 @@ def test_render_markdown(records, plan):
     row = [ln for ln in lines if ln.startswith('| throughput (MB/s) ↑ | ')][0]
     half_b, half_o = ((s['ci95'][1] - s['ci95'][0]) / 2 for s in (base, other))
     mark = '*' if other['significant'] else '~'
-    assert row == '| throughput (MB/s) ↑ | %s ± %s (3) | %s ± %s (3) %s %s |' % (
-        fmt_num(base['mean']), fmt_num(half_b), fmt_num(other['mean']), fmt_num(half_o), fmt_delta(other['delta_pct']), mark)
+    # each entry: mean ± CI95 (n), the delta with its mark, then the min–max of the runs (README)
+    assert row == '| throughput (MB/s) ↑ | %s ± %s (3) [%s–%s] | %s ± %s (3) %s %s [%s–%s] |' % (
+        fmt_num(base['mean']), fmt_num(half_b), fmt_num(base['min']), fmt_num(base['max']),
+        fmt_num(other['mean']), fmt_num(half_o), fmt_delta(other['delta_pct']), mark,
+        fmt_num(other['min']), fmt_num(other['max']))
     assert [ln for ln in lines if ln.startswith('| elapsed (s) ↓ | ')]
     # the dd table of the field reports: duration, MB/s, % slower (1 - baseline duration / duration)
     el_b, el_o = (c['metrics']['elapsed']['mean'] for c in dd['cells'])

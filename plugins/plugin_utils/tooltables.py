@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tables a tool adds to its benchmark's section of the report, beside the generic side-by-side
+table: a small registry keyed by the record's tool. Pure functions.
+
+A table function takes one benchmark of the analysis (analysis.py) and returns None (nothing to
+add) or a table as plain data every renderer draws the same way (report.md, report.html):
+
+    {'title': str, 'note': str, 'columns': [(heading, numeric)], 'rows': [[text, ...]],
+     'data': [{...}]}
+
+`rows` hold the texts shown, already formatted (renderers escape them); `data` the numbers behind
+them for results consumers and tests. A new tool's table is one function here, registered with
+@tool_table('<tool>'); no renderer changes."""
+
+from __future__ import annotations
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
+
+_REGISTRY = {}
+
+
+def tool_table(tool):
+    """Register a table function for the records of `tool` (several per tool keep their order)."""
+    def register(fn):
+        _REGISTRY.setdefault(tool, []).append(fn)
+        return fn
+    return register
+
+
+def tool_tables(bench):
+    """The extra tables of one benchmark, in registration order."""
+    tables = (fn(bench) for fn in _REGISTRY.get(bench['tool'], ()))
+    return [t for t in tables if t]
+
+
+def _fmt(value, pattern):
+    return 'n/a' if value is None else pattern % value
+
+
+@tool_table('dd')
+def dd_table(b):
+    """The first field report's table for a dd benchmark: per cell the duration (incl. the final sync),
+    MB/s and "slower than baseline (in %)" = 1 - baseline_duration / duration (the throughput's
+    1 - MB/s / baseline MB/s when no duration was recorded), each cell against its own baseline."""
+    data = []
+    for i, c in enumerate(ordered_cells(b), 1):
+        el, tp = c['metrics'].get('elapsed'), c['metrics'].get('throughput')
+        if c['baseline']:
+            slower = 0.0
+        else:
+            ref = el if (el and el.get('slower_pct') is not None) else tp
+            slower = ref.get('slower_pct') if ref else None
+        label = ', '.join('%s' % v for v in (c.get('labels') or {}).values())
+        data.append(dict(test=i, cell=c['cell'], description=label, baseline=c['baseline'],
+                         duration=el['mean'] if el else None, mb_s=tp['mean'] if tp else None, slower_pct=slower))
+    rows = [['%d' % r['test'], r['cell'], r['description'], _fmt(r['duration'], '%.3f'), _fmt(r['mb_s'], '%.2f'),
+             _fmt(r['slower_pct'], '%.3f %%') + (' (baseline)' if r['baseline'] else '')] for r in data]
+    return dict(title='dd, as in the field reports', note='duration includes the final sync',
+                columns=[('test', True), ('cell', False), ('description', False), ('duration (s)', True),
+                         ('MB/s', True), ('slower than baseline (%)', True)],
+                rows=rows, data=data)

@@ -1,0 +1,344 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 17 §3: pivots, per-group baselines (baseline_by), the aggregate of runs started together and
+the overview (forest plot) rows, in the analysis and in every format. Records are real: the run of
+tests/unit/fixtures/report (README there says how it was captured), dd outputs of tests/unit/fixtures/dd
+and iperf3 JSON of tests/unit/fixtures/iperf, parsed by the modules' own record builders; only their
+labels (which cell they belong to) and the step they ran in are set here."""
+
+import csv
+import io
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, baselines, ordered_cells
+from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
+    forest_bar, forest_kind, forest_scale, render_markdown, render_terminal)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_pivot_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_table, tool_tables
+
+FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
+META = {'run_id': '20261203T170000Z-abcdef', 'matrix': 'views', 'status': 'complete', 'started': '2026-12-03T17:00:00Z',
+        'finished': '2026-12-03T17:05:00Z'}
+
+
+def _jsonl(name):
+    return [json.loads(line) for line in (FIXTURES / 'report' / name).read_text().splitlines()]
+
+
+@pytest.fixture
+def small():
+    """The real run: cells host-rootfs (baseline) and host-tmpfs; dd-write, dd-read, fio-randread; 3 reps."""
+    plan = json.loads((FIXTURES / 'report' / 'local-small-plan.json').read_text())
+    env = json.loads((FIXTURES / 'report' / 'local-small-environment.json').read_text())
+    return _jsonl('local-small-results.jsonl'), plan, env
+
+
+# -- two nodes x two storages: dd-write records of the real run for node a, coreutils dd outputs for node b
+
+DD_B = {'rootfs': ['coreutils-9.1-write-fdatasync.txt', 'coreutils-9.1-read-iflag-direct.txt',
+                   'coreutils-9.1-read-after-drop-caches.txt'],
+        'tmpfs': ['coreutils-9.1-tmpfs-GBps.txt', 'coreutils-9.1-kBps.txt', 'coreutils-9.1-kBps-slow-pipe.txt']}
+CELLS = ['a-rootfs', 'a-tmpfs', 'b-rootfs', 'b-tmpfs']
+
+
+def _cell_labels(name):
+    node, storage = name.split('-')
+    return {'node': node, 'storage': storage, 'cell': name, 'benchmark': 'dd-write'}
+
+
+def _node_labels(name):
+    return dict((k, v) for k, v in _cell_labels(name).items() if k in ('node', 'storage'))
+
+
+def _plan(**keys):
+    matrix = dict(name='views', baseline='a-rootfs', repetitions=3,
+                  cells=[dict(name=n, host='localhost', path='/var/tmp', labels=_node_labels(n)) for n in CELLS],
+                  benchmarks=[dict(name='dd-write', tool='dd', params=dict(test='write', size='32M'))], **keys)
+    return expand_plan(matrix, ['localhost'])
+
+
+@pytest.fixture
+def nodes(read_fixture):
+    out = []
+    for rec in _jsonl('local-small-results.jsonl'):
+        if rec['labels']['benchmark'] == 'dd-write':
+            storage = rec['labels']['storage']
+            out.append(dict(rec, labels=_cell_labels('a-' + storage)))
+    for storage, names in DD_B.items():
+        for name in names:
+            out.append(dict(dd_record(read_fixture('dd/' + name), labels=_cell_labels('b-' + storage)), host='localhost'))
+    return out
+
+
+def _values(records, cell, metric='throughput'):
+    return [r['metrics'][metric]['value'] for r in records if r['labels']['cell'] == cell]
+
+
+def _bench_values(records, bench, cell, metric):
+    return [r['metrics'][metric]['value'] for r in records
+            if (r['labels']['benchmark'], r['labels']['cell']) == (bench, cell)]
+
+
+def _cells(analysis, name='dd-write'):
+    b = next(b for b in analysis['benchmarks'] if b['name'] == name)
+    return b, dict((c['cell'], c) for c in b['cells'])
+
+
+def test_matrix_keys_are_carried_in_the_plan_and_checked():
+    plan = _plan(pivot='storage', baseline_by='node')
+    assert (plan['pivot'], plan['baseline_by']) == ('storage', 'node')
+    assert 'pivot' not in _plan() and 'baseline_by' not in _plan()
+    assert _plan(baseline_by='host')['baseline_by'] == 'host'      # a pseudo-label every cell has
+    with pytest.raises(MatrixError) as e:
+        _plan(pivot='kvm_build')
+    assert "bench_matrix.pivot: 'kvm_build' is not a label of any cell" in str(e.value)
+    with pytest.raises(MatrixError) as e:
+        _plan(baseline_by='Bad Label')
+    assert 'bench_matrix.baseline_by' in str(e.value)
+
+
+def test_without_baseline_by_one_global_baseline(nodes):
+    b, cells = _cells(analyze(nodes, _plan()))
+    assert [c['cell'] for c in b['cells'] if c['baseline']] == ['a-rootfs']
+    assert all(cells[n]['baseline_cell'] == 'a-rootfs' for n in CELLS[1:])
+    expect = compare(_values(nodes, 'b-tmpfs'), _values(nodes, 'a-rootfs'))
+    assert cells['b-tmpfs']['metrics']['throughput']['delta_pct'] == pytest.approx(expect['delta_pct'])
+
+
+def test_baseline_by_compares_each_cell_with_its_groups_baseline(nodes):
+    a = analyze(nodes, _plan(baseline_by='node'))
+    b, cells = _cells(a)
+    assert a['baseline_by'] == 'node' and b['baseline_by'] == 'node' and b['baseline'] == 'a-rootfs'
+    # node b's baseline is its cell with the global baseline's other labels (storage=rootfs)
+    assert [c['cell'] for c in b['cells'] if c['baseline']] == ['a-rootfs', 'b-rootfs']
+    assert cells['a-tmpfs']['baseline_cell'] == 'a-rootfs' and cells['b-tmpfs']['baseline_cell'] == 'b-rootfs'
+    for cell, base in (('a-tmpfs', 'a-rootfs'), ('b-tmpfs', 'b-rootfs')):
+        expect = compare(_values(nodes, cell), _values(nodes, base))
+        got = cells[cell]['metrics']['throughput']
+        assert got['delta_pct'] == pytest.approx(expect['delta_pct'])
+        assert got['ci_pct'] == pytest.approx(expect['ci_pct']) and got['p'] == pytest.approx(expect['p'])
+    assert cells['b-rootfs']['metrics']['throughput']['delta_pct'] is None
+    # the tables: each baseline followed by the cells compared with it
+    assert [c['cell'] for c in ordered_cells(b)] == ['a-rootfs', 'a-tmpfs', 'b-rootfs', 'b-tmpfs']
+    # the option overrides the plan's key
+    assert analyze(nodes, _plan(baseline_by='node'), baseline_by='storage')['baseline_by'] == 'storage'
+
+
+def test_baseline_by_group_without_the_global_baselines_labels_takes_its_first_cell():
+    cells = [dict(cell=n, labels=_node_labels(n), hosts=['h']) for n in ('a-rootfs', 'a-tmpfs', 'c-tmpfs', 'c-zfs')]
+    expect = {'a-rootfs': 'a-rootfs', 'a-tmpfs': 'a-rootfs', 'c-tmpfs': 'c-tmpfs', 'c-zfs': 'c-tmpfs'}
+    assert baselines(cells, 'a-rootfs', 'node') == expect
+    # a label no cell has: everyone keeps the global baseline; host is a label every cell has
+    assert set(baselines(cells, 'a-rootfs', 'kvm_build').values()) == {'a-rootfs'}
+    assert set(baselines(cells, 'a-rootfs', 'host').values()) == {'a-rootfs'}
+
+
+def test_pivot_cells_are_the_cells_statistics(nodes):
+    a = analyze(nodes, _plan(pivot='storage'))
+    (p,) = a['pivots']
+    assert (p['factor'], p['benchmark'], p['metric'], p['unit']) == ('storage', 'dd-write', 'throughput', 'MB/s')
+    assert p['columns'] == ['rootfs', 'tmpfs'] and p['rows'] == [{'node': 'a'}, {'node': 'b'}]
+    for i, node in enumerate('ab'):
+        for j, storage in enumerate(('rootfs', 'tmpfs')):
+            values = _values(nodes, '%s-%s' % (node, storage))
+            s = summarize(values)
+            assert p['cells'][i][j] == {'mean': pytest.approx(statistics.mean(values)), 'ci95': pytest.approx(s['ci95']),
+                                        'n': 3}
+    # the other way round, and a combination that was not measured is null
+    (q,) = analyze([r for r in nodes if r['labels']['cell'] != 'b-tmpfs'], _plan(), pivot='node')['pivots']
+    assert q['columns'] == ['a', 'b'] and q['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
+    assert q['cells'][1][1] is None and q['cells'][1][0]['n'] == 3
+    assert analyze(nodes, _plan())['pivots'] == []
+
+
+def test_by_design_metric_is_not_charted_nor_in_the_overview(small):
+    records, plan, env = small
+    a = analyze(records, plan, env)
+    for b in a['benchmarks']:
+        for c in b['cells']:
+            for m, s in c['metrics'].items():
+                assert s['by_design'] == (b['tool'] == 'dd' and m == 'bytes'), (b['name'], m)
+    assert {r['metric'] for r in a['overview']} == {'throughput', 'read_throughput'}
+
+
+def test_overview_rows_are_the_deltas_vs_each_cells_baseline(small):
+    records, plan, env = small
+    a = analyze(records, plan, env)
+    assert [(r['benchmark'], r['cell'], r['baseline']) for r in a['overview']] == [
+        ('dd-write', 'host-tmpfs', 'host-rootfs'), ('dd-read', 'host-tmpfs', 'host-rootfs'),
+        ('fio-randread', 'host-tmpfs', 'host-rootfs')]
+    for r in a['overview']:
+        _b, cells = _cells(a, r['benchmark'])
+        s = cells['host-tmpfs']['metrics'][r['metric']]
+        metric = r['metric']
+        expect = compare(_bench_values(records, r['benchmark'], 'host-tmpfs', metric),
+                         _bench_values(records, r['benchmark'], 'host-rootfs', metric), better=s['better'])
+        assert r['delta_pct'] == pytest.approx(expect['delta_pct']) == pytest.approx(s['delta_pct'])
+        assert r['ci_pct'] == pytest.approx(expect['ci_pct']) and r['significant'] == expect['significant']
+        assert r['worse'] == bool(expect['significant'] and expect['worse'])
+    # the captured run: dd-write on tmpfs is +286 % but within noise (p 0.15, one slow repetition),
+    # dd-read +117 % and significant: both kinds are in the figure
+    assert [forest_kind(r) for r in a['overview']] == ['noise', 'better', 'better']
+
+
+def test_forest_bar_marks_noise_and_significance_differently():
+    sig = dict(delta_pct=-20.0, ci_pct=[-30.0, -10.0], significant=True, worse=True)
+    noise = dict(delta_pct=3.0, ci_pct=[-8.0, 14.0], significant=False, worse=False)
+    scale = forest_scale([sig, noise])
+    assert scale == 30.0
+    a, b = forest_bar(sig, scale), forest_bar(noise, scale)
+    assert len(a) == len(b) == 25
+    assert a.index('●') < a.index('│') and '○' not in a       # significant, left of zero
+    assert '○' in b and '●' not in b                          # within noise: hollow
+    assert b.index('━') < b.index('│') < b.rindex('━')         # its CI spans zero
+    assert (forest_kind(sig), forest_kind(noise)) == ('worse', 'noise')
+    assert forest_kind(dict(delta_pct=None, significant=None)) == 'unknown'
+
+
+# -- runs started together: four guests, two steps per repetition of two guests each, real iperf3 output
+
+IPERF = {'g1': 'iperf3-3.12-tcp.json', 'g2': 'iperf3-3.12-tcp-w256k.json', 'g3': 'iperf3-3.12-tcp-P2.json',
+         'g4': 'iperf3-3.12-tcp-server.json'}
+
+
+@pytest.fixture
+def together(read_fixture):
+    """Repetitions 1..3; in each, g1+g2 start together (steps 0, 2, 4) and g3+g4 (steps 1, 3, 5); the
+    single guest g1-alone runs on its own (no aggregate)."""
+    out = []
+    base = {}
+    for guest, name in IPERF.items():
+        (rec,) = iperf_records(read_fixture('iperf/' + name), labels={'cell': guest, 'benchmark': 'net'})
+        base[guest] = rec
+    for rep in (1, 2, 3):
+        for guest in IPERF:
+            step = 2 * (rep - 1) + (0 if guest in ('g1', 'g2') else 1)
+            out.append(dict(base[guest], host=guest, repetition=rep, step=step))
+        out.append(dict(base['g1'], labels={'cell': 'g1-alone', 'benchmark': 'net'}, host='g1', repetition=rep, step=10 + rep))
+    return out
+
+
+def test_step_aggregates_sum_per_step_then_summarize(together):
+    a = analyze(together)
+    assert [(s['cells'], s['n'], s['guests']) for s in a['steps']] == [(['g1', 'g2'], 3, 2), (['g3', 'g4'], 3, 2)]
+    tp = dict((g, together[i]['metrics']['throughput']['value']) for i, g in enumerate(IPERF))
+    for st, pair in zip(a['steps'], (('g1', 'g2'), ('g3', 'g4'))):
+        assert st['metric'] == 'throughput' and st['unit'] == 'Mbit/s'
+        assert st['aggregate']['values'] == pytest.approx([tp[pair[0]] + tp[pair[1]]] * 3)
+        assert st['aggregate']['mean'] == pytest.approx(tp[pair[0]] + tp[pair[1]])
+        assert st['per_guest']['mean'] == pytest.approx((tp[pair[0]] + tp[pair[1]]) / 2)
+        assert st['per_guest']['n'] == 6
+    # without step ids there is nothing to aggregate
+    assert analyze([dict((k, v) for k, v in r.items() if k != 'step') for r in together])['steps'] == []
+
+
+def test_step_aggregate_with_distinct_values(together):
+    """Scaled per repetition so mean and CI over the steps are not trivial."""
+    recs = []
+    for r in together:
+        r = json.loads(json.dumps(r))
+        r['metrics']['throughput']['value'] *= r['repetition']
+        recs.append(r)
+    st = analyze(recs)['steps'][0]
+    sums = [sum(r['metrics']['throughput']['value'] for r in recs if r['step'] == s and r['host'] in ('g1', 'g2'))
+            for s in (0, 2, 4)]
+    assert st['aggregate']['values'] == pytest.approx(sums)
+    assert st['aggregate']['ci95'] == pytest.approx(summarize(sums)['ci95'])
+
+
+# -- every format ------------------------------------------------------------------------------
+
+def _doc(records, plan, analysis, env=None):
+    return dict(META, results_schema=1, records=records, environment=env or {}, plan=plan, analysis=analysis,
+                invalid=[], failed=[], user='t', inventory='i', playbook='p', collection_version='0.1.0')
+
+
+def test_results_schema_accepts_the_new_analysis(nodes, together, small):
+    a = analyze(nodes, _plan(pivot='storage', baseline_by='node'))
+    assert a['pivots'] and a['overview']
+    assert results_problems(json.loads(json.dumps(_doc(nodes, _plan(), a)))) == []
+    b = analyze(together)
+    assert b['steps']
+    assert results_problems(json.loads(json.dumps(_doc(together, None, b)))) == []
+    records, plan, env = small
+    assert results_problems(json.loads(json.dumps(_doc(records, plan, analyze(records, plan, env), env)))) == []
+
+
+def test_markdown_opens_with_the_overview_and_shows_pivot_and_group_baselines(nodes):
+    a = analyze(nodes, _plan(pivot='storage', baseline_by='node'))
+    md = render_markdown(a, META, None, _plan())
+    lines = md.splitlines()
+    first_section = next(ln for ln in lines if ln.startswith('## '))
+    assert first_section == '## Overview: the cost of each layer'
+    assert '| benchmark | cell | vs | metric | Δ % [95% CI] |' in md
+    assert any(ln.startswith('| dd-write | b-tmpfs | b-rootfs | throughput |') for ln in lines)
+    assert '## Pivot: dd-write: throughput (MB/s) by storage' in lines
+    assert '| node | storage=rootfs | storage=tmpfs |' in lines
+    assert 'baseline: **per node: a-rootfs (for a-rootfs, a-tmpfs); b-rootfs (for b-rootfs, b-tmpfs)**' in md
+    assert '| metric | a-rootfs (baseline) | a-tmpfs (vs a-rootfs) | b-rootfs (baseline) | b-tmpfs (vs b-rootfs) |' in lines
+    term = render_terminal(a, width=160)
+    assert 'pivot dd-write: throughput (MB/s) by storage [a]: storage=rootfs ' in term
+
+
+def test_markdown_and_html_show_the_step_aggregate(together):
+    a = analyze(together)
+    md = render_markdown(a, META)
+    assert '## Runs started together' in md and '| net | g1 + g2 | 2 | throughput |' in md
+    html = render_html(a, META)
+    assert '<section id="steps">' in html and 'g3 + g4' in html
+    assert 'together net g1 + g2 (2 guests): ' in render_terminal(a, width=200)
+
+
+def test_html_overview_forest_plot_and_environment_details(small):
+    records, plan, env = small
+    a = analyze(records, plan, env)
+    html = render_html(a, META, env, plan)
+    assert html.index('id="overview"') < html.index('id="environment"') < html.index('id="bench-0"')
+    assert html.count('<g class="forest-row') == len(a['overview']) == 3
+    assert html.count('<g class="forest-row better">') == sum(1 for r in a['overview'] if forest_kind(r) == 'better')
+    assert '<details id="environment-same">' in html
+    same = html[html.index('<details id="environment-same">'):html.index('</details>')]
+    assert 'class="differs"' not in same
+
+
+def test_pivot_csv(nodes):
+    a = analyze(nodes, _plan(), pivot='storage')
+    rows = list(csv.reader(io.StringIO(render_pivot_csv(a))))
+    assert rows[0] == ['benchmark', 'metric', 'unit', 'node', 'storage=rootfs mean', 'storage=rootfs ci95_low',
+                       'storage=rootfs ci95_high', 'storage=rootfs n', 'storage=tmpfs mean', 'storage=tmpfs ci95_low',
+                       'storage=tmpfs ci95_high', 'storage=tmpfs n']
+    assert [r[3] for r in rows[1:]] == ['a', 'b']
+    assert float(rows[2][8]) == pytest.approx(statistics.mean(_values(nodes, 'b-tmpfs'))) and rows[2][11] == '3'
+    assert render_pivot_csv(analyze(nodes, _plan())) is None
+
+
+def test_tool_table_registry(nodes):
+    a = analyze(nodes, _plan())
+    b = a['benchmarks'][0]
+    (dd,) = tool_tables(b)
+    assert dd['columns'][-1] == ('slower than baseline (%)', True) and len(dd['rows']) == 4
+    assert dd['rows'][0][-1] == '0.000 % (baseline)'
+
+    @tool_table('iperf3')
+    def _retransmits(bench):
+        return dict(title='retransmits', note='test', columns=[('cell', False)], rows=[[c['cell']] for c in bench['cells']],
+                    data=[])
+    try:
+        (rec,) = iperf_records((FIXTURES / 'iperf' / 'iperf3-3.12-tcp.json').read_text(), labels={'cell': 'x', 'benchmark': 'n'})
+        a = analyze([dict(rec, host='h')])
+        assert [t['title'] for t in tool_tables(a['benchmarks'][0])] == ['retransmits']
+        assert 'retransmits (test):' in render_markdown(a, META) and '<h3>retransmits</h3>' in render_html(a, META)
+    finally:
+        from ansible_collections.benchlab.bench.plugins.plugin_utils import tooltables
+        tooltables._REGISTRY['iperf3'].remove(_retransmits)
