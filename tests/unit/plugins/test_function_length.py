@@ -17,10 +17,6 @@ ALLOWED = {
     ('modules/drbd_lifecycle.py', 'filesystem'): 'vm',
     ('modules/drbd_md.py', 'main'): 'vm',
     ('modules/drbd_resource.py', 'main'): 'vm',
-    ('plugin_utils/analysis.py', 'analyze'): 'report',
-    ('plugin_utils/render_html.py', 'render_html'): 'report',
-    ('plugin_utils/render.py', 'render_markdown'): 'report (per-tool table registry)',
-    ('plugin_utils/regress.py', 'compare_runs'): 'report',
 }
 
 
