@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 
-from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import ImportProblem, import_manifest
@@ -29,8 +28,9 @@ class ActionModule(ActionBase):
         path = os.path.abspath(os.path.expanduser(args['manifest']))
         try:
             records, hosts, plan = import_manifest(path)
-        except ImportProblem as e:
-            raise AnsibleActionFail('import_results: %s' % e)
+        except ImportProblem as e:  # every problem of every entry, one per line; nothing is stored
+            result.update(failed=True, changed=False, msg='import_results: %s' % e, problems=e.problems)
+            return result
         entries = plan['imported']['entries']
         result.update(changed=False, bench_results=records, bench_result_hosts=hosts,
                       ansible_facts=dict(bench_plan=plan),

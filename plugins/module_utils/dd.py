@@ -89,12 +89,13 @@ def _scan(text):
 
 
 def _add_sync(result, later_reals):
-    """sync_after: the write's time includes the `time sync` that followed dd (its `real`)."""
+    """sync_after: the write's time includes the `time sync` that followed dd: the `real` of the last
+    `time` block after dd's own time (with new coreutils wording and `time dd`, the first one is dd's)."""
     if result['seconds'] is None or not later_reals:
         raise DdParseError("sync_after: no 'real' line of a `time sync` after dd's own time in the output "
                            '(dd run as `time dd ...; time sync`)')
-    result['seconds'] += later_reals[0]
-    result['sync_s'] = later_reals[0]
+    result['seconds'] += later_reals[-1]
+    result['sync_s'] = later_reals[-1]
 
 
 def parse_dd(text, bs=None, sync_after=False):
@@ -102,8 +103,8 @@ def parse_dd(text, bs=None, sync_after=False):
 
     Returns records_in/records_out ({full, partial}), bytes, seconds, reported rate
     (rate_value, rate_unit), throughput_mb_s (bytes/seconds in MB/s), errors (dd's own messages)
-    and progress (number of status=progress lines). With `sync_after`, the `real` of the first
-    `time` after dd's (a `time sync`) is added to seconds (a write measured with its final sync, as
+    and progress (number of status=progress lines). With `sync_after`, the `real` of the last
+    `time` after dd's (the final `time sync`) is added to seconds (a write measured with its final sync, as
     reference 000 did) and given as sync_s. Raises DdParseError when no transfer can be found,
     with the reason.
     """

@@ -30,6 +30,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import pa
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'import-manifest-v1.json')
 DEFAULT_HOST = 'imported'
 MAX_FILE_BYTES = 16 * 1024 * 1024
+# Entry keys that only one tool's parser reads.
+TOOL_KEYS = {'bs': ('dd',), 'sync_after': ('dd',), 'bytes': ('time',), 'reverse': ('iperf', 'iperf3')}
 
 
 class ImportProblem(ValueError):
@@ -71,6 +73,11 @@ def schema_problems(manifest):
 def semantic_problems(manifest):
     """What a schema cannot say: the baseline is one of the cells, the pivot a label some entry has."""
     problems = []
+    for index, entry in enumerate(manifest['entries']):
+        for key, tools in sorted(TOOL_KEYS.items()):
+            if key in entry and entry['tool'] not in tools:
+                problems.append('entries[%d].%s: only for tool %s, this entry is %s' % (
+                    index, key, ' or '.join(tools), entry['tool']))
     cells = [e['cell'] for e in manifest['entries']]
     if manifest.get('baseline') is not None and manifest['baseline'] not in cells:
         problems.append('baseline: %r is not the cell of any entry (cells: %s)' % (
