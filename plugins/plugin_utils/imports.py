@@ -238,8 +238,8 @@ def import_plan(manifest, records, hosts, manifest_path=None):
         labels = rec['labels']
         cell = cells.setdefault(labels['cell'], dict(name=labels['cell'], host=host, labels={}))
         cell['labels'].update((k, v) for k, v in labels.items() if k not in ('cell', 'benchmark', 'clients'))
-        bench = benchmarks.setdefault(labels['benchmark'], dict(name=labels['benchmark'], tool=rec['tool'],
-                                                                 params=dict(imported=True), cells=[]))
+        bench = benchmarks.setdefault(labels['benchmark'],
+                                      dict(name=labels['benchmark'], tool=rec['tool'], params=dict(imported=True), cells=[]))
         if labels['cell'] not in bench['cells']:
             bench['cells'].append(labels['cell'])
     plan = dict(name=manifest['name'], baseline=manifest.get('baseline') or manifest['entries'][0]['cell'],

@@ -126,16 +126,16 @@ def _text(name):
      lambda t: [dd_record(t, test='read')]),
     (dict(tool='dd', test='write', bs='4k'), 'dd/busybox-1.35-write-fsync.txt',
      lambda t: [dd_record(t, test='write', bs='4k')]),
-    (dict(tool='bonnie++'), 'bonnie/2.00a-s512M-n1.txt', lambda t: bonnie_records(t)),
-    (dict(tool='bonnie++'), 'bonnie/public-1.96-perfkit-sample.csv', lambda t: bonnie_records(t)),
+    (dict(tool='bonnie++'), 'bonnie/2.00a-s512M-n1.txt', bonnie_records),
+    (dict(tool='bonnie++'), 'bonnie/public-1.96-perfkit-sample.csv', bonnie_records),
     (dict(tool='dbench'), 'dbench/dbench-4.0-2clients.txt', lambda t: [dbench_record(t)]),
     (dict(tool='sysbench'), 'sysbench/sysbench-1.0.20-rndrw.txt', lambda t: [sysbench_record(t)]),
-    (dict(tool='fio'), 'fio/fio-3.33-jobfile-two-jobs.json', lambda t: fio_records(t)),
-    (dict(tool='iperf'), 'iperf/iperf-2.1.8-tcp-w256k.txt', lambda t: iperf_records(t)),
-    (dict(tool='iperf'), 'iperf/iperf-2.1.8-tcp-csv.csv', lambda t: iperf_records(t)),
+    (dict(tool='fio'), 'fio/fio-3.33-jobfile-two-jobs.json', fio_records),
+    (dict(tool='iperf'), 'iperf/iperf-2.1.8-tcp-w256k.txt', iperf_records),
+    (dict(tool='iperf'), 'iperf/iperf-2.1.8-tcp-csv.csv', iperf_records),
     (dict(tool='iperf', reverse=True), 'iperf/iperf-2.1.8-tcp-reverse-csv.csv',
      lambda t: iperf_records(t, reverse=True)),
-    (dict(tool='iperf3'), 'iperf/iperf3-3.12-tcp.json', lambda t: iperf_records(t)),
+    (dict(tool='iperf3'), 'iperf/iperf3-3.12-tcp.json', iperf_records),
 ])
 def test_each_tool_goes_through_its_own_parser(tmp_path, entry, fixture, expected):
     entry = dict(entry, cell='c1', labels={'platform': 'host'}, file=Path(fixture).name)
