@@ -43,7 +43,7 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Reads and parses; the report callback writes no run in check mode.
+    description: Reads and parses every entry (errors are found); in check mode the report callback stores nothing.
   diff_mode:
     support: none
     description: Nothing to diff.

@@ -19,7 +19,8 @@ REPORT_FILES = ('results.json', 'results.csv', 'report.md', 'report.html', 'plan
 
 def import_run(tmp_path, manifest, run_id, inventory=None):
     env = ansible_env(tmp_path, BENCHLAB_RUN_ID=run_id)
-    argv = [BIN / 'ansible-playbook', 'playbooks/import.yml', '-e', 'import_manifest=%s' % manifest]
+    # the command of the issue: the playbook by its FQCN
+    argv = [BIN / 'ansible-playbook', 'benchlab.bench.import', '-e', 'import_manifest=%s' % manifest]
     if inventory:
         argv += ['-i', inventory]
     return run(argv, env)
