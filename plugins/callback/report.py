@@ -10,7 +10,8 @@ type: notification
 short_description: Collect benchlab result records and write the comparison report
 version_added: 0.1.0
 description:
-  - Collects every C(bench_result) (and C(bench_results)) a task returns, validates it against the
+  - Collects every C(bench_result) (and C(bench_results)) a task returns (with C(bench_result_hosts), the
+    host of each of C(bench_results), from C(benchlab.bench.import_results)), validates it against the
     collection's record schema and appends it to C(results.jsonl) in the run directory the moment it
     arrives.
   - At the end of the playbook writes, all from one analysis, C(results.json) (records, environment,
@@ -330,9 +331,11 @@ class CallbackModule(CallbackBase):
         if isinstance(res.get('sysinfo'), dict):
             cell = (res.get('labels') or {}).get('cell') or host
             self.sysinfo['%s/%s' % (host, cell)] = dict(host=host, labels=res.get('labels') or {}, **res['sysinfo'])
-        for rec in _records_of(res):
+        hosts = res.get('bench_result_hosts') if isinstance(res.get('bench_result_hosts'), list) else []
+        for i, rec in enumerate(_records_of(res)):
             errors = validate_record(rec)
-            stored = dict(rec, host=host)
+            # an import (benchlab.bench.import_results) names the host each record was measured on
+            stored = dict(rec, host=hosts[i] if i < len(hosts) and isinstance(hosts[i], str) else host)
             labels = rec.get('labels') if isinstance(rec.get('labels'), dict) else {}
             rep = _repetition(self.current.get(host), labels)
             if rep is not None and 'repetition' not in rec:

@@ -11,7 +11,9 @@ Formats read (fixtures in tests/unit/fixtures/dd, each with the command that mad
 - ``status=progress`` lines (carriage-return separated, before the final summary)
 - dd's own errors (``dd: error writing '/dev/full': No space left on device``)
 - old coreutils and busybox builds that print only the ``N+M records`` lines: the byte count then
-  comes from the block size given by the caller and the time from a ``time`` ``real`` line.
+  comes from the block size given by the caller and the time from a ``time`` ``real`` line;
+  with ``sync_after`` the ``real`` of the ``time sync`` that followed is added (a write measured
+  with its final sync, reference 000's ``time dd ...; time sync`` transcript).
 """
 
 import os
@@ -52,18 +54,12 @@ def _block_size(bs):
     return value
 
 
-def parse_dd(text, bs=None):
-    """Parse dd's stderr into a dict.
-
-    Returns records_in/records_out ({full, partial}), bytes, seconds, reported rate
-    (rate_value, rate_unit), throughput_mb_s (bytes/seconds in MB/s), errors (dd's own messages)
-    and progress (number of status=progress lines). Raises DdParseError when no transfer can be
-    found, with the reason.
-    """
+def _scan(text):
+    """One pass over dd's output: (result, summaries, later_reals, first line not understood)."""
     result = {'records_in': None, 'records_out': None, 'bytes': None, 'seconds': None,
               'rate_value': None, 'rate_unit': None, 'throughput_mb_s': None,
               'errors': [], 'progress': 0}
-    summaries = []
+    summaries, later_reals = [], []
     unread = None
     for line in _lines(text):
         s = line.strip()
@@ -78,14 +74,42 @@ def parse_dd(text, bs=None):
             summaries.append(m)
             continue
         m = TIME_REAL_RE.match(s)
-        if m and result['records_out'] is not None and result['seconds'] is None and not summaries:
-            result['seconds'] = int(m.group('m') or 0) * 60 + float(m.group('s'))
+        if m:
+            seconds = int(m.group('m') or 0) * 60 + float(m.group('s'))
+            if result['records_out'] is not None and result['seconds'] is None and not summaries:
+                result['seconds'] = seconds
+            elif result['records_out'] is not None or summaries:
+                later_reals.append(seconds)  # a command timed after dd (the `time sync` of a write)
             continue
         m = ERROR_RE.match(s)
         if m:
             result['errors'].append(m.group('msg'))
-        elif unread is None and not TIME_REAL_RE.match(s):
+        elif unread is None:
             unread = s
+    return result, summaries, later_reals, unread
+
+
+def _add_sync(result, later_reals):
+    """sync_after: the write's time includes the `time sync` that followed dd: the `real` of the last
+    `time` block after dd's own time (with new coreutils wording and `time dd`, the first one is dd's)."""
+    if result['seconds'] is None or not later_reals:
+        raise DdParseError("sync_after: no 'real' line of a `time sync` after dd's own time in the output "
+                           '(dd run as `time dd ...; time sync`)')
+    result['seconds'] += later_reals[-1]
+    result['sync_s'] = later_reals[-1]
+
+
+def parse_dd(text, bs=None, sync_after=False):
+    """Parse dd's stderr into a dict.
+
+    Returns records_in/records_out ({full, partial}), bytes, seconds, reported rate
+    (rate_value, rate_unit), throughput_mb_s (bytes/seconds in MB/s), errors (dd's own messages)
+    and progress (number of status=progress lines). With `sync_after`, the `real` of the last
+    `time` after dd's (the final `time sync`) is added to seconds (a write measured with its final sync, as
+    reference 000 did) and given as sync_s. Raises DdParseError when no transfer can be found,
+    with the reason.
+    """
+    result, summaries, later_reals, unread = _scan(text)
     if summaries:
         # status=progress prints the same summary shape once a second; the final one comes after
         # the "records out" line and is the last one.
@@ -104,6 +128,8 @@ def parse_dd(text, bs=None):
         result['bytes'] = result['records_out']['full'] * bs
     if result['bytes'] is None:
         raise _no_transfer_error(result, unread)
+    if sync_after:
+        _add_sync(result, later_reals)
     if result['seconds'] is not None and result['seconds'] > 0:
         result['throughput_mb_s'] = result['bytes'] / result['seconds'] / 1e6
     elif result['rate_value'] is not None and result['rate_value'] != float('inf'):
@@ -135,10 +161,11 @@ def dd_metrics(parsed):
     return metrics
 
 
-def dd_record(text, test='write', bs=None, tool_version=None, labels=None, params=None, warnings=None, **extra):
+def dd_record(text, test='write', bs=None, tool_version=None, labels=None, params=None, warnings=None,
+              sync_after=False, **extra):
     """Parse dd output into a result record. A dd that reported its own error is a failed run:
-    DdParseError with dd's message, never a record with a made-up number."""
-    parsed = parse_dd(text, bs=bs)
+    DdParseError with dd's message, never a record with a made-up number. sync_after: see parse_dd."""
+    parsed = parse_dd(text, bs=bs, sync_after=sync_after)
     if parsed['errors']:
         raise DdParseError('dd reported an error: %s' % '; '.join(parsed['errors']))
     if not parsed['bytes']:

@@ -1,0 +1,258 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Importing hand-run results (playbooks/import.yml): a manifest of raw tool outputs becomes result
+records, through the same module_utils parsers the modules and the parse_* filters use, and a plan
+(cells, baseline, pivot, matrix name) for the report callback. Pure functions but for reading the
+manifest and its files; controller-only (jsonschema, PyYAML).
+
+Every entry is read and parsed before anything is returned: an output that does not parse is an
+ImportProblem naming the entry, its file and its first line, and nothing is stored."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+
+from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
+from ansible_collections.benchlab.bench.plugins.module_utils.compress import compress_metrics
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, schema_validator
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
+from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import parse_time
+
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'import-manifest-v1.json')
+DEFAULT_HOST = 'imported'
+MAX_FILE_BYTES = 16 * 1024 * 1024
+# Entry keys that only one tool's parser reads.
+TOOL_KEYS = {'bs': ('dd',), 'sync_after': ('dd',), 'bytes': ('time',), 'reverse': ('iperf', 'iperf3')}
+
+
+class ImportProblem(ValueError):
+    """A manifest or an output that cannot be imported; the message names every problem."""
+
+    def __init__(self, problems, what='import manifest'):
+        self.problems = list(problems)
+        super(ImportProblem, self).__init__('%s:\n%s' % (what, '\n'.join('- ' + p for p in self.problems)))
+
+
+def _where(path):
+    out = ''
+    for part in path:
+        out += '[%d]' % part if isinstance(part, int) else ('.%s' % part if out else part)
+    return out or '(manifest)'
+
+
+def _message(err):
+    """The innermost cause of a schema error (if/then, oneOf), worded for the user."""
+    if err.validator == 'oneOf' and isinstance(err.instance, dict) and 'cell' in err.instance:
+        return err.absolute_path, 'give the output as exactly one of file (relative to the manifest) or text (inline)'
+    leaf = err
+    while leaf.context:
+        leaf = sorted(leaf.context, key=lambda e: -len(e.absolute_path))[0]
+    return leaf.absolute_path, leaf.message
+
+
+def schema_problems(manifest):
+    """The manifest's schema errors, each naming the entry index and the field."""
+    with open(SCHEMA_FILE) as f:
+        validator = schema_validator(json.load(f))
+    problems = []
+    for err in sorted(validator.iter_errors(manifest), key=lambda e: [str(p) for p in e.absolute_path]):
+        path, message = _message(err)
+        problems.append('%s: %s' % (_where(path), message))
+    return problems
+
+
+def semantic_problems(manifest):
+    """What a schema cannot say: the baseline is one of the cells, the pivot a label some entry has."""
+    problems = []
+    for index, entry in enumerate(manifest['entries']):
+        for key, tools in sorted(TOOL_KEYS.items()):
+            if key in entry and entry['tool'] not in tools:
+                problems.append('entries[%d].%s: only for tool %s, this entry is %s' % (
+                    index, key, ' or '.join(tools), entry['tool']))
+    cells = [e['cell'] for e in manifest['entries']]
+    if manifest.get('baseline') is not None and manifest['baseline'] not in cells:
+        problems.append('baseline: %r is not the cell of any entry (cells: %s)' % (
+            manifest['baseline'], ', '.join(repr(c) for c in _unique(cells))))
+    for key in ('pivot', 'baseline_by'):
+        label = manifest.get(key)
+        if label is not None and not any(label in (e.get('labels') or {}) for e in manifest['entries']):
+            problems.append('%s: no entry has the label %r' % (key, label))
+    return problems
+
+
+def load_manifest(path):
+    """(manifest, directory its files are relative to), validated. ImportProblem otherwise."""
+    try:
+        with open(path, 'rb') as f:
+            manifest = yaml.safe_load(f.read().decode('utf-8'))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ImportProblem(['cannot read %s: %s' % (path, e)])
+    except yaml.YAMLError as e:
+        raise ImportProblem(['%s is not YAML: %s' % (path, e)])
+    if not isinstance(manifest, dict):
+        raise ImportProblem(['%s: the manifest must be a mapping with name and entries, got %s' % (
+            path, type(manifest).__name__)])
+    problems = schema_problems(manifest)
+    if not problems:
+        problems = semantic_problems(manifest)
+    if problems:
+        raise ImportProblem(problems, 'invalid import manifest %s' % path)
+    return manifest, os.path.dirname(os.path.abspath(path))
+
+
+def _unique(items):
+    out = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _first_line(text):
+    for line in (text or '').splitlines():
+        if line.strip():
+            return repr(line.strip()[:200])
+    return '(empty)'
+
+
+def entry_text(entry, base):
+    """(output text, where it came from) of one entry. ValueError naming the file."""
+    if 'text' in entry:
+        return entry['text'], 'inline text'
+    path = os.path.join(base, entry['file'])
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            raise ValueError('file %s: larger than %d bytes, not a tool output' % (entry['file'], MAX_FILE_BYTES))
+        with open(path, 'rb') as f:
+            return f.read().decode('utf-8', 'replace'), 'file %s' % entry['file']
+    except OSError as e:
+        raise ValueError('file %s: cannot read it (%s)' % (entry['file'], e.strerror or e))
+
+
+def _time_records(text, entry):
+    """One compress-shaped record per `time` block (each block is a repetition of the entry's test)."""
+    records = []
+    for block in parse_time(text):
+        if entry.get('bytes'):
+            metrics = compress_metrics(entry['bytes'], block['real'], block['user'], block['sys'])
+        else:
+            metrics = dict(elapsed=metric(block['real'], 's', 'lower'), user=metric(block['user'], 's', 'lower'),
+                           sys=metric(block['sys'], 's', 'lower'))
+        records.append(new_record('compress', entry['test'], metrics, tool_version=entry.get('tool_version'),
+                                  raw_tail=tail(text, 5)))
+    return records
+
+
+def parse_entry(entry, text):
+    """The records of one entry's output, through the tool's one parser (module_utils)."""
+    tool, test, version = entry['tool'], entry.get('test'), entry.get('tool_version')
+    if tool == 'dd':
+        return [dd_record(text, test=test or 'write', bs=entry.get('bs'), tool_version=version,
+                          sync_after=entry.get('sync_after', False))]
+    if tool == 'dbench':
+        return [dbench_record(text, test=test, tool_version=version)]
+    if tool == 'sysbench':
+        return [sysbench_record(text, test=test, tool_version=version)]
+    if tool == 'time':
+        return _time_records(text, entry)
+    if tool == 'bonnie++':
+        records = bonnie_records(text, tool_version=version)
+    elif tool == 'fio':
+        records = fio_records(text)
+    else:
+        records = iperf_records(text, tool_version=version, reverse=entry.get('reverse'))
+    if test:
+        if len(set(r['test'] for r in records)) > 1:
+            raise ValueError('test %r given, but the output holds several tests (%s): leave test out' % (
+                test, ', '.join(sorted(set(r['test'] for r in records)))))
+        for r in records:
+            r['test'] = test
+    return records
+
+
+def _mark(records, entry, index, source, manifest):
+    """Labels (cell, benchmark, the entry's) and params saying the record was imported, and from where."""
+    for rec in records:
+        labels = dict(entry.get('labels') or {})
+        labels.update(rec.get('labels') or {})
+        labels['cell'] = entry['cell']
+        labels['benchmark'] = entry.get('benchmark') or '%s %s' % (rec['tool'], rec['test'])
+        rec['labels'] = labels
+        params = dict(rec.get('params') or {})
+        params.update(entry.get('params') or {})
+        if entry.get('sync_after'):
+            params['sync_after'] = True
+        if entry.get('bs') is not None:
+            params['bs'] = entry['bs']
+        params.update(imported=True, source=source, entry=index)
+        if manifest.get('source'):
+            params['origin'] = manifest['source']
+        rec['params'] = params
+    return records
+
+
+def import_records(manifest, base):
+    """(records, hosts): every entry parsed (all of them, before anything is returned), repetitions
+    numbered per (cell, tool, test) in manifest order, hosts[i] the host of records[i].
+    ImportProblem naming each entry, its file and first line when an output does not parse."""
+    records, hosts, problems, reps = [], [], [], {}
+    for index, entry in enumerate(manifest['entries']):
+        where = 'entries[%d] (cell %r, tool %s)' % (index, entry['cell'], entry['tool'])
+        try:
+            text, source = entry_text(entry, base)
+        except ValueError as e:
+            problems.append('%s: %s' % (where, e))
+            continue
+        try:
+            parsed = parse_entry(entry, text)
+        except ValueError as e:  # every parser's error is a ValueError naming the line
+            problems.append('%s, %s, first line %s: does not parse as %s output: %s' % (
+                where, source, _first_line(text), entry['tool'], e))
+            continue
+        for rec in _mark(parsed, entry, index, source, manifest):
+            key = (entry['cell'], rec['tool'], rec['test'])
+            reps[key] = reps.get(key, 0) + 1
+            rec['repetition'] = reps[key]
+            records.append(rec)
+            hosts.append(entry.get('host') or manifest.get('host') or DEFAULT_HOST)
+    if problems:
+        raise ImportProblem(problems, 'nothing imported, %d entr%s did not import' % (
+            len(problems), 'y' if len(problems) == 1 else 'ies'))
+    return records, hosts
+
+
+def import_plan(manifest, records, hosts, manifest_path=None):
+    """The bench_plan the report callback reads: matrix name, cells in manifest order, baseline,
+    pivot, one benchmark per (benchmark label, tool); no runs (nothing is run)."""
+    cells, benchmarks = {}, {}
+    for rec, host in zip(records, hosts):
+        labels = rec['labels']
+        cell = cells.setdefault(labels['cell'], dict(name=labels['cell'], host=host, labels={}))
+        cell['labels'].update((k, v) for k, v in labels.items() if k not in ('cell', 'benchmark', 'clients'))
+        bench = benchmarks.setdefault(labels['benchmark'],
+                                      dict(name=labels['benchmark'], tool=rec['tool'], params=dict(imported=True), cells=[]))
+        if labels['cell'] not in bench['cells']:
+            bench['cells'].append(labels['cell'])
+    plan = dict(name=manifest['name'], baseline=manifest.get('baseline') or manifest['entries'][0]['cell'],
+                cells=list(cells.values()), benchmarks=list(benchmarks.values()), runs=[],
+                imported=dict(manifest=manifest_path, entries=len(manifest['entries']), records=len(records)))
+    for key in ('pivot', 'baseline_by'):
+        if manifest.get(key):
+            plan[key] = manifest[key]
+    return plan
+
+
+def import_manifest(path):
+    """(records, hosts, plan) of the manifest at `path`. ImportProblem on any problem."""
+    manifest, base = load_manifest(path)
+    records, hosts = import_records(manifest, base)
+    return records, hosts, import_plan(manifest, records, hosts, os.path.abspath(path))

@@ -1,0 +1,138 @@
+"""playbooks/import.yml for real: the field reports' raw outputs shipped in playbooks/files/imports
+imported through ansible-playbook with the report callback; the five report files, results.json
+valid against its schema, the run in the history, compare.yml between two imported runs, and a
+manifest with an output that does not parse storing nothing."""
+
+import csv
+import json
+
+import pytest
+
+from conftest import BIN, REPO, ansible_env, run, run_dirs
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
+
+EXAMPLES = REPO / 'playbooks' / 'files' / 'imports'
+REPORT_FILES = ('results.json', 'results.csv', 'report.md', 'report.html', 'plan.json', 'results.jsonl')
+
+
+def import_run(tmp_path, manifest, run_id, inventory=None):
+    env = ansible_env(tmp_path, BENCHLAB_RUN_ID=run_id)
+    # the command of the issue: the playbook by its FQCN
+    argv = [BIN / 'ansible-playbook', 'benchlab.bench.import', '-e', 'import_manifest=%s' % manifest]
+    if inventory:
+        argv += ['-i', inventory]
+    return run(argv, env)
+
+
+@pytest.fixture(scope='module')
+def imported(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('imp')
+    # any inventory: one that holds no localhost at all
+    inventory = tmp / 'hosts.ini'
+    inventory.write_text('[far]\nfar-away ansible_host=192.0.2.1\n')
+    procs = dict((run_id, import_run(tmp, EXAMPLES / name / 'manifest.yml', run_id, str(inventory)))
+                 for run_id, name in (('imp-000-a', 'reference-000'), ('imp-003', 'reference-003'),
+                                      ('imp-000-b', 'reference-000')))
+    return tmp, procs
+
+
+def test_imports_succeed(imported):
+    _tmp, procs = imported
+    for run_id, proc in procs.items():
+        assert proc.returncode == 0, (run_id, proc.stdout[-3000:], proc.stderr[-3000:])
+        assert 'benchlab history: run %s stored in' % run_id in proc.stdout
+
+
+def test_report_files_and_schema(imported):
+    tmp, _procs = imported
+    for run_id, n in (('imp-000-a', 4), ('imp-003', 6)):
+        rundir = tmp / 'runs' / run_id
+        for name in REPORT_FILES:
+            assert (rundir / name).is_file() and (rundir / name).stat().st_size > 0, (run_id, name)
+        doc = json.loads((rundir / 'results.json').read_text())
+        assert results_problems(doc) == []  # plugins/plugin_utils/schemas/results-v1.json
+        assert doc['status'] == 'complete' and len(doc['records']) == n
+        assert doc['environment'] == {} and doc['invalid'] == [] and doc['failed'] == []
+        assert all(r['params']['imported'] is True for r in doc['records'])
+        assert len((rundir / 'results.jsonl').read_text().splitlines()) == n
+        rows = list(csv.DictReader((rundir / 'results.csv').open()))
+        assert rows and all(r['cell'] and r['host'] != 'localhost' for r in rows)
+        assert '</html>' in (rundir / 'report.html').read_text()
+
+
+def test_reference_000_table_in_the_report(imported):
+    tmp, _procs = imported
+    rundir = tmp / 'runs' / 'imp-000-a'
+    report = (rundir / 'report.md').read_text()
+    # the post's table: duration incl. sync, MB/sec, slower than Test 1 (in %)
+    for row in ('| 1 | host w/o DRBD | host, plain | 4720.096 | 42.37 | 0.000 % (baseline) |',
+                '| 2 | VPS w/o DRBD | vps, plain | 5015.390 | 39.88 | 5.888 % |',
+                '| 3 | host with DRBD | host, drbd | 5187.163 | 38.56 | 9.004 % |',
+                '| 4 | VPS with DRBD | vps, drbd | 5481.256 | 36.49 | 13.887 % |'):
+        assert row in report
+    doc = json.loads((rundir / 'results.json').read_text())
+    assert doc['matrix'] == 'reference-000-dd-drbd-vps' and doc['plan']['baseline'] == 'host w/o DRBD'
+    assert set(r['host'] for r in doc['records']) == {'werner-node'}
+    assert [r['repetition'] for r in doc['records']] == [1, 1, 1, 1]
+
+
+def test_reference_003_hosts_and_plan(imported):
+    tmp, _procs = imported
+    doc = json.loads((tmp / 'runs' / 'imp-003' / 'results.json').read_text())
+    assert [r['host'] for r in doc['records']] == ['node1'] * 3 + ['node2'] * 3
+    assert doc['plan']['pivot'] == 'drbd' and doc['plan']['baseline_by'] == 'node'
+    bench = doc['analysis']['benchmarks'][0]
+    assert bench['tool'] == 'bonnie++' and bench['tool_versions'] == ['1.03']
+    cells = dict((c['cell'], c) for c in bench['cells'])
+    # 44144 K/sec (KiB/s) printed for node1's block writes without DRBD
+    assert round(cells['node1 without DRBD']['metrics']['seq_output_block']['mean'] * 1e6 / 1024) == 44144
+
+
+def test_history_holds_the_imported_runs(imported):
+    tmp, _procs = imported
+    runs = dict((r['run_id'], r) for r in list_runs(str(tmp / 'history.sqlite')))
+    assert {'imp-000-a', 'imp-003', 'imp-000-b'} <= set(runs)
+    assert runs['imp-000-a']['matrix'] == 'reference-000-dd-drbd-vps'
+
+
+def test_compare_two_imported_runs(imported):
+    tmp, _procs = imported
+    env = ansible_env(tmp)
+    proc = run([BIN / 'ansible-playbook', 'playbooks/compare.yml', '-e', 'baseline=imp-000-a',
+                '-e', 'candidate=imp-000-b', '-e', 'fail_on_regression=true'], env)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    assert 'candidate imp-000-b vs baseline imp-000-a' in proc.stdout and 'no regression' in proc.stdout
+    compare_dir = tmp / 'runs' / 'compare-imp-000-b-vs-imp-000-a'
+    doc = json.loads((compare_dir / 'results.json').read_text())
+    cells = [c['cell'] for b in doc['analysis']['benchmarks'] for c in b['cells']]
+    assert 'host w/o DRBD @ baseline' in cells and 'VPS with DRBD @ candidate' in cells
+    assert doc['comparison']['regressions'] == [] and doc['comparison']['missing'] == []
+
+
+def test_an_output_that_does_not_parse_stores_nothing(tmp_path):
+    (tmp_path / 'raw').mkdir()
+    (tmp_path / 'raw' / 'ok.txt').write_text((EXAMPLES / 'reference-000' / 'nohup-test1.out').read_text())
+    (tmp_path / 'raw' / 'notes.txt').write_text('Tuesday: iperf gave about 900 Mbit/s\n')
+    manifest = tmp_path / 'm.yml'
+    manifest.write_text('name: broken\nentries:\n'
+                        '  - {cell: a, tool: dd, bs: 1000000, file: raw/ok.txt}\n'
+                        '  - {cell: b, tool: iperf, file: raw/notes.txt}\n')
+    proc = import_run(tmp_path, manifest, 'imp-broken')
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert ("entries[1] (cell 'b', tool iperf), file raw/notes.txt, first line "
+            "'Tuesday: iperf gave about 900 Mbit/s': does not parse as iperf output") in out
+    assert 'Traceback' not in out
+    assert run_dirs(tmp_path / 'runs') == []
+    assert not (tmp_path / 'history.sqlite').exists() or list_runs(str(tmp_path / 'history.sqlite')) == []
+
+
+def test_manifest_error_names_the_entry_field(tmp_path):
+    manifest = tmp_path / 'm.yml'
+    manifest.write_text('name: t\nentries:\n  - {cell: a, tool: dd, text: x}\n  - {cell: b, tool: ddd, text: x}\n')
+    proc = import_run(tmp_path, manifest, 'imp-invalid')
+    assert proc.returncode != 0
+    assert "entries[1].tool: 'ddd' is not one of" in proc.stdout + proc.stderr
+    assert run_dirs(tmp_path / 'runs') == []
