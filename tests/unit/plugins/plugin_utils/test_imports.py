@@ -20,7 +20,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import valid
 from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import ImportProblem, import_manifest
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import dd_table
+from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import dd_table
 
 REPO = Path(__file__).resolve().parents[4]
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
@@ -62,7 +62,7 @@ def test_reference_000_reproduces_the_posts_table():
     assert [validate_record(r) for r in records] == [[]] * 4
     assert hosts == ['werner-node'] * 4
     assert plan['baseline'] == 'host w/o DRBD' and plan['name'] == 'reference-000-dd-drbd-vps'
-    rows = dd_table(analysed(records, hosts, plan)['benchmarks'][0])
+    rows = dd_table(analysed(records, hosts, plan)['benchmarks'][0])['data']
     assert [(r['test'], r['cell']) for r in rows] == [(t, c) for t, c, _d, _m, _s in REFERENCE_000]
     for row, (_t, _c, duration, mb_s, slower) in zip(rows, REFERENCE_000):
         assert round(row['duration'], 3) == duration
