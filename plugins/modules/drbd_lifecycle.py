@@ -138,9 +138,13 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DRBD_MAJOR, DrbdConfigError, DrbdParseError, check_name, config_files_secrets, drbdadm_secrets, lifecycle_plan, mount_verdict,
-    redact_output, secret_forms, status_argv, step_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_lifecycle import (
+    lifecycle_plan, mount_verdict, step_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import (
+    config_files_secrets, drbdadm_secrets, redact_output, secret_forms)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+    DRBD_MAJOR, DrbdConfigError, DrbdParseError, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult, fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
 

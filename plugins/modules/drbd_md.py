@@ -88,8 +88,11 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
     DRBD_MAGIC_OFFSET, DRBD_MAGICS, DeviceGuardError, check_device_writable)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DrbdConfigError, DrbdParseError, check_name, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_lifecycle import step_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_signature import (
+    parse_blkid_export, parse_wipefs_json, signature_verdict)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+    DrbdConfigError, DrbdParseError, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 
 

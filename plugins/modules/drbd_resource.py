@@ -158,10 +158,15 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    REDACTED, DrbdConfigError, DrbdParseError, check_lab, check_name, check_resources, choose_syntax,
-    config_files_secrets, describe_errors, file_mark, ownership_problem, parse_drbdadm_errors, parse_version,
-    redact, render_resource, secret_forms, validator_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_config import check_resources
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_drbdadm import (
+    choose_syntax, describe_errors, parse_drbdadm_errors, parse_version, validator_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_render import (
+    file_mark, ownership_problem, render_resource)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import (
+    REDACTED, config_files_secrets, redact, secret_forms)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+    DrbdConfigError, DrbdParseError, check_lab, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 
 MODE = 0o600

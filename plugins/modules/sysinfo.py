@@ -96,7 +96,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import DrbdParseError, status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import DrbdParseError
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import (
     detect_virtualization, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release)
