@@ -52,7 +52,6 @@ HANDLERS_REFUSED = ('DRBD runs handler commands as root through a shell, so benc
                     'you allow it: set allow_handlers: true (role: drbd_allow_handlers: true)')
 
 
-
 def _options(section, value, where, out, notes, secrets, allow_handlers=False):
     if value is None:
         return
@@ -78,7 +77,6 @@ def _options(section, value, where, out, notes, secrets, allow_handlers=False):
         if section == 'net' and key == 'protocol':
             raise DrbdConfigError('%s.protocol: set the protocol with the resource key `protocol`' % where)
         out.setdefault(section, {})[key] = format_value(v, '%s.%s' % (where, k))
-
 
 
 def normalize_resource(res, index=0, syntax='9', allow_handlers=False):
@@ -118,7 +116,6 @@ def normalize_resource(res, index=0, syntax='9', allow_handlers=False):
             'primary': primary, 'mount': mount, 'fstype': fstype}
 
 
-
 def _legacy_syncer(syncer, where, sections, notes):
     """Legacy (0.7/8.3) `syncer` keys: translated where DRBD has a modern spelling, the others refused."""
     if syncer is None:
@@ -147,7 +144,6 @@ def _legacy_syncer(syncer, where, sections, notes):
                          'to use the dynamic resync controller)')
 
 
-
 def _legacy_incon_degr(res, where, sections, notes, allow_handlers):
     incon = res.get('incon_degr_cmd', res.get('incon-degr-cmd'))
     if incon is None:
@@ -160,7 +156,6 @@ def _legacy_incon_degr(res, where, sections, notes, allow_handlers):
     sections.setdefault('handlers', {})['pri-on-incon-degr'] = format_quoted(incon, where + '.incon_degr_cmd',
                                                                              'handler command')
     notes.append('incon-degr-cmd -> handlers pri-on-incon-degr')
-
 
 
 def _shared_secret(res, where, sections, secrets):
@@ -184,7 +179,6 @@ def _shared_secret(res, where, sections, secrets):
                                   'not authenticate each other' % where)
 
 
-
 def _nodes(res, where, syntax, notes):
     """The `on` sections, checked against each other (names, addresses, node-ids)."""
     nodes = res.get('nodes')
@@ -202,7 +196,6 @@ def _nodes(res, where, syntax, notes):
            'minor': _minor(res, where), 'meta': parse_meta_disk(res.get('meta_disk', 'internal'), where),
            'names': {}, 'ids': {}, 'addrs': {}}
     return [_node(node, i, ctx) for i, node in enumerate(nodes)]
-
 
 
 def _node(node, i, ctx):
@@ -235,7 +228,6 @@ def _node(node, i, ctx):
             'disk': disk, 'meta_disk': meta, 'node_id': _node_id(node, i, nname, nwhere, ctx)}
 
 
-
 def _node_id(node, i, nname, nwhere, ctx):
     """DRBD 9: the node-id (given on every node or on none: then its index), unique; 8.4 has none."""
     node_id = node.get('node_id')
@@ -255,7 +247,6 @@ def _node_id(node, i, nname, nwhere, ctx):
     return node_id
 
 
-
 def _on_primary(res, where, names):
     """What the role does with it on the primary (drbd_lifecycle states mounted/unmounted)."""
     primary = res.get('primary')
@@ -270,7 +261,6 @@ def _on_primary(res, where, names):
     if not isinstance(fstype, str) or not _FSTYPE_RE.fullmatch(fstype):
         raise _refuse(where + '.fstype', fstype, 'is not a filesystem type (ext4, xfs, ...)')
     return primary, mount, fstype
-
 
 
 def check_resources(resources, syntax='9', allow_handlers=False):

@@ -29,7 +29,6 @@ def parse_version(text):
     return {'utils': values['DRBDADM_VERSION'], 'kernel': kernel, 'api': values.get('DRBDADM_API_VERSION')}
 
 
-
 def choose_syntax(version, forced='auto'):
     """The drbd.conf syntax to write: the forced one, else the loaded kernel module's, else the
     version of the module on disk that modprobe would load (version['module'], from modinfo: drbdadm
@@ -48,7 +47,6 @@ def choose_syntax(version, forced='auto'):
             return '9'
         raise DrbdConfigError('DRBD %s is too old: this role writes DRBD 8.4 or 9 configuration' % ver)
     return '9'
-
 
 
 def validator_argv(syntax, version, drbdadm, drbdadm84, candidate, main_config=None, installed=None):
@@ -71,9 +69,7 @@ def validator_argv(syntax, version, drbdadm, drbdadm84, candidate, main_config=N
     return [binary, '-c', candidate, 'sh-nop']
 
 
-
 _ERR_RE = re.compile(r'^(?P<file>[^\s:]+):(?P<line>\d+): ?(?P<msg>.*)$')
-
 
 
 def parse_drbdadm_errors(stderr, candidate=None):
@@ -97,7 +93,6 @@ def parse_drbdadm_errors(stderr, candidate=None):
             if e['file'] and (e['file'] == candidate or candidate.endswith('/' + e['file'].lstrip('./'))):
                 e['file'] = candidate
     return out
-
 
 
 def describe_errors(errors, text, shown_path):

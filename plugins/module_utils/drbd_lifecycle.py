@@ -24,10 +24,8 @@ def mount_verdict(mounts, mountpoint, minor):
     return ('ours' if top['major_minor'] == '%d:%d' % (DRBD_MAJOR, minor) else 'foreign'), top
 
 
-
 STEPS = ('create-md', 'force-create-md', 'up', 'adjust', 'skip-initial-sync', 'force-primary', 'primary',
          'secondary', 'disconnect', 'connect', 'down', 'wipe-md')
-
 
 
 def step_argv(step, name, drbdadm='drbdadm', config=None):
@@ -53,7 +51,6 @@ def step_argv(step, name, drbdadm='drbdadm', config=None):
     return base + tail
 
 
-
 def is_fresh(entry):
     """Both sides Inconsistent and connected: a brand-new resource that has never synced."""
     if not entry or entry.get('disk_state') != 'Inconsistent':
@@ -61,7 +58,6 @@ def is_fresh(entry):
     peers = [p for p in entry.get('peers', []) if not p.get('client')]
     return bool(peers) and all(p.get('connection') == 'Connected' and p.get('disk_state') == 'Inconsistent'
                                for p in peers)
-
 
 
 def lifecycle_plan(state, current, initial_sync='none'):

@@ -22,7 +22,6 @@ LEGACY_HEADER_PREFIX = '# Managed by benchlab.bench (role drbd)'
 _HEADER_RE = re.compile(r'# benchlab\.bench managed resource (?P<name>\S+); lab=(?P<lab>\S+); do not edit\Z')
 
 
-
 def _meta_text(meta):
     kind, dev, idx = meta
     if kind == 'internal':
@@ -31,18 +30,15 @@ def _meta_text(meta):
     return dev if idx is None else '%s [%d]' % (dev, idx)
 
 
-
 def _address_text(node):
     if node['family'] == 'ipv6':
         return 'ipv6 [%s]:%d' % (node['ip'], node['port'])
     return 'ipv4 %s:%d' % (node['ip'], node['port'])
 
 
-
 def header_line(name, lab='default'):
     """The first line of every .res file benchlab writes: its mark (name and lab)."""
     return '%s%s; lab=%s; do not edit' % (HEADER_PREFIX, name, lab)
-
 
 
 def file_mark(text):
@@ -55,7 +51,6 @@ def file_mark(text):
     if first.startswith(LEGACY_HEADER_PREFIX):
         return {'name': None, 'lab': None}
     return None
-
 
 
 def ownership_problem(path, text, name, lab, adopt=False, action='overwrite'):
@@ -75,7 +70,6 @@ def ownership_problem(path, text, name, lab, adopt=False, action='overwrite'):
         return ('%s was written by benchlab for lab %s, not this lab (%s): refusing to %s it; set lab: %s '
                 '(role: drbd_lab), or %s' % (path, mark['lab'], lab, action, mark['lab'], how))
     return None
-
 
 
 def render_resource(norm, lab='default'):

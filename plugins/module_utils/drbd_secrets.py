@@ -23,7 +23,6 @@ _CONFIG_SECRET_RE = re.compile(r'shared-secret\s+(?:"([^"\n]*)"|([^\s;"{}]+))')
 _INCLUDE_RE = re.compile(r'^\s*include\s+(?:"([^"\n]+)"|([^\s;"]+))\s*;', re.M)
 
 
-
 def config_secrets(text):
     """The shared secrets a DRBD configuration text holds (each `shared-secret <value>` , quoted or
     not, also in a file drbdadm cannot parse): an installed file's old secret is masked too."""
@@ -33,7 +32,6 @@ def config_secrets(text):
         if value and value not in found:
             found.append(value)
     return found
-
 
 
 def secret_forms(secrets):
@@ -47,7 +45,6 @@ def secret_forms(secrets):
             if form and form not in out:
                 out.append(form)
     return out
-
 
 
 def config_files_secrets(main_config, extra_dirs=(), read=None):
@@ -83,9 +80,7 @@ def config_files_secrets(main_config, extra_dirs=(), read=None):
     return found
 
 
-
 _DRBDADM_SECRET_RE = re.compile(r'(--shared-secret[= ])(\S+)')
-
 
 
 def drbdadm_secrets(text):
@@ -97,7 +92,6 @@ def drbdadm_secrets(text):
     return found
 
 
-
 def redact(text, secrets, mask=REDACTED):
     """`text` with every secret replaced by `mask` (********)."""
     if not text:
@@ -105,7 +99,6 @@ def redact(text, secrets, mask=REDACTED):
     for s in sorted(secret_forms(secrets), key=len, reverse=True):
         text = text.replace(s, mask)
     return text
-
 
 
 def redact_output(text, secrets, mask=REDACTED):

@@ -25,7 +25,6 @@ def parse_blkid_export(text):
     return out
 
 
-
 def parse_wipefs_json(text):
     """`wipefs -J DEV` -> [{'type', 'offset', 'uuid', 'label'}] ([] when it printed nothing)."""
     if not (text or '').strip():
@@ -39,7 +38,6 @@ def parse_wipefs_json(text):
         raise DrbdParseError('wipefs -J: no "signatures" list in %r' % _first_line(text))
     return [{'type': s.get('type'), 'offset': s.get('offset'), 'uuid': s.get('uuid'), 'label': s.get('label')}
             for s in sigs]
-
 
 
 def signature_verdict(blkid, wipefs):

@@ -17,7 +17,6 @@ SYNCING = ('SyncSource', 'SyncTarget', 'PausedSyncS', 'PausedSyncT', 'WFBitMapS'
            'WFSyncUUID', 'StartingSyncS', 'StartingSyncT', 'VerifyS', 'VerifyT')
 
 
-
 def status_argv(drbdsetup, name=None, proc_drbd=''):
     """(argv, parser) reading the state of `name` (None: every resource). A DRBD 9 module answers
     `drbdsetup status --json`; an 8.4 module (/proc/drbd says `version: 8.4...`: drbd-utils 9 hand it
@@ -26,7 +25,6 @@ def status_argv(drbdsetup, name=None, proc_drbd=''):
     if (proc_drbd or '').lstrip().startswith('version: 8.'):
         return base + ['--verbose', '--statistics'], parse_status_text
     return base + ['--json'], parse_status_json
-
 
 
 def parse_status_json(text):
@@ -60,7 +58,6 @@ def parse_status_json(text):
     return out
 
 
-
 def _peers(res, vol):
     peers = []
     for conn in res.get('connections') or []:
@@ -75,7 +72,6 @@ def _peers(res, vol):
                 'out_of_sync_kib': pd.get('out-of-sync'),
             })
     return peers
-
 
 
 def _volume_entry(res, dev):
@@ -102,7 +98,6 @@ def _volume_entry(res, dev):
     }
 
 
-
 # `drbdsetup status --verbose --statistics` (text) key -> the --json key, and its type.
 _TEXT_KEYS = {
     'role': ('role', str), 'disk': ('disk-state', str), 'minor': ('minor', int), 'volume': ('volume', int),
@@ -110,7 +105,6 @@ _TEXT_KEYS = {
     'replication': ('replication-state', str), 'peer-disk': ('peer-disk-state', str), 'done': ('done', float),
     'out-of-sync': ('out-of-sync', int), 'peer-client': ('peer-client', lambda v: v == 'yes'),
 }
-
 
 
 def _text_pairs(line, where):
@@ -131,13 +125,12 @@ def _text_pairs(line, where):
     return out
 
 
-
 def parse_status_text(text):
     """`drbdsetup status --verbose --statistics` (what drbdsetup-84 prints for an 8.4 module, no
     --json there) -> the same entries as parse_status_json. Lines: `<resource> role:..` at column 0,
     `volume:N minor:M disk:..` (a device), `<peer> connection:.. role:..` (a connection: `peer` for
     8.4), `volume:N replication:.. peer-disk:..` under it (a peer device); statistics lines continue
-    the object above them. A StandAlone resource has no connection lines."""
+    the object above them. A StandAlone resource has no connection lines: its connection is StandAlone."""
     if not (text or '').strip():
         raise DrbdParseError('drbdsetup status: empty output')
     data, res, conn, current = [], None, None, None
@@ -167,8 +160,15 @@ def parse_status_text(text):
         else:
             pairs.pop('_word', None)
             current.update(pairs)
-    return [_volume_entry(r, dev) for r in data for dev in (r['devices'] or [{'volume': 0}])]
-
+    out = []
+    for r in data:
+        for dev in r['devices'] or [{'volume': 0}]:
+            entry = _volume_entry(r, dev)
+            if not r['connections']:
+                # 8.4 prints no peer at all for a StandAlone resource (DRBD 9 lists it as StandAlone)
+                entry['connection'] = 'StandAlone'
+            out.append(entry)
+    return out
 
 
 def settled(entries):

@@ -78,15 +78,12 @@ KEYWORDS_84 = frozenset((
     'read-loops', 'compression', 'bwlimit', 'plugin', 'out-of-sync'))
 
 
-
 class DrbdConfigError(ValueError):
     """A resource definition the role refuses; the message names the field."""
 
 
-
 class DrbdParseError(ValueError):
     """Output of drbdadm/drbdsetup/blkid/wipefs that could not be read; quotes the first bad line."""
-
 
 
 def _first_line(text):
@@ -96,10 +93,8 @@ def _first_line(text):
     return ''
 
 
-
 _CHAR_NAMES = {'\n': 'a newline', '\r': 'a carriage return', '\t': 'a tab', ' ': 'a space', '"': 'a double quote',
                "'": 'a quote', '\\': 'a backslash', ';': "';'", '{': "'{'", '}': "'}'", '#': "'#'"}
-
 
 
 def _syntax_chars(value):
@@ -113,7 +108,6 @@ def _syntax_chars(value):
     return found
 
 
-
 def _refuse(where, value, rule):
     """A DrbdConfigError naming the field, the syntax characters found and the rule."""
     bad = _syntax_chars(value) if isinstance(value, str) else []
@@ -122,7 +116,6 @@ def _refuse(where, value, rule):
         return DrbdConfigError('%s: %r holds drbd.conf syntax (%s), which benchlab never writes: %s'
                                % (where, shown, ', '.join(bad), rule))
     return DrbdConfigError('%s: %r %s' % (where, shown, rule))
-
 
 
 def _key(k, where):
@@ -135,13 +128,11 @@ def _key(k, where):
     return key
 
 
-
 def _where(index, res=None, field=None):
     name = res.get('name') if isinstance(res, dict) else None
     shown = name if isinstance(name, str) and _NAME_RE.fullmatch(name) else None
     base = 'drbd_resources[%d]' % index + (' (%s)' % shown if shown else '')
     return base + ('.' + field if field else '')
-
 
 
 def check_name(value, where, what='resource name', syntax='9'):
@@ -162,7 +153,6 @@ def check_name(value, where, what='resource name', syntax='9'):
     return value
 
 
-
 def check_path(value, where, what='device path'):
     """An absolute device path without drbd.conf syntax or `..` components."""
     if not isinstance(value, str) or not _PATH_RE.fullmatch(value) or '/../' in value + '/' \
@@ -172,17 +162,14 @@ def check_path(value, where, what='device path'):
     return value
 
 
-
 def check_lab(value, where='lab'):
     if not isinstance(value, str) or not _LAB_RE.fullmatch(value):
         raise _refuse(where, value, 'is not a lab name (letters, digits, _ . -, at most 64 characters)')
     return value
 
 
-
 def _token_or_quoted(value):
     return value if _TOKEN_RE.fullmatch(value) else '"%s"' % value
-
 
 
 def format_value(value, where):
@@ -202,7 +189,6 @@ def format_value(value, where):
     return value
 
 
-
 def format_quoted(value, where, what='value', limit=255):
     """A free-text value (shared secret, handler command) as a drbd.conf quoted string: one line
     without double quotes, backslashes or control characters, at most `limit` characters."""
@@ -219,7 +205,6 @@ def format_quoted(value, where, what='value', limit=255):
     if len(value) > limit:
         raise DrbdConfigError('%s: longer than the %d characters drbdadm accepts' % (where, limit))
     return _token_or_quoted(value)
-
 
 
 def parse_address(value, port, where):
@@ -277,7 +262,6 @@ def parse_address(value, port, where):
     return family, ip, p
 
 
-
 def parse_meta_disk(value, where):
     """'internal' | '/dev/x' | '/dev/x [0]' | {device, index} -> ('internal', None, None) or
     ('external', device, index-or-None)."""
@@ -298,7 +282,6 @@ def parse_meta_disk(value, where):
             raise _refuse(where + '.meta_disk', value, "is neither 'internal' nor a device such as '/dev/sdb1 [0]'")
     raise DrbdConfigError("%s.meta_disk: %r is neither 'internal' nor a device such as '/dev/sdb1 [0]'"
                           % (where, value))
-
 
 
 def _minor(res_or_node, where, inherited=None):

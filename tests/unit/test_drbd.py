@@ -206,9 +206,9 @@ def test_version_and_syntax(read_fixture):
 
 def test_validator_argv():
     v9 = {'utils': '9.22.0'}
-    assert drbd_drbdadm.validator_argv('9', v9, 'drbdadm', '/lib/drbd/drbdadm-84', '/t/r.res', '/etc/drbd.conf',
-                            '/etc/drbd.d/r.res') == ['drbdadm', '-c', '/etc/drbd.conf', '-t', '/t/r.res', '-E',
-                                                     '/etc/drbd.d/r.res', 'sh-nop']
+    argv = drbd_drbdadm.validator_argv('9', v9, 'drbdadm', '/lib/drbd/drbdadm-84', '/t/r.res', '/etc/drbd.conf',
+                                       '/etc/drbd.d/r.res')
+    assert argv == ['drbdadm', '-c', '/etc/drbd.conf', '-t', '/t/r.res', '-E', '/etc/drbd.d/r.res', 'sh-nop']
     assert drbd_drbdadm.validator_argv('9', v9, 'drbdadm', None, '/t/r.res') == ['drbdadm', '-c', '/t/r.res', 'sh-nop']
     assert drbd_drbdadm.validator_argv('8.4', v9, 'drbdadm', '/lib/drbd/drbdadm-84', '/t/r.res', '/etc/drbd.conf') == [
         '/lib/drbd/drbdadm-84', '-c', '/t/r.res', 'sh-nop']

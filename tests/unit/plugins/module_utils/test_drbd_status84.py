@@ -41,7 +41,7 @@ def test_a_resync_is_seen_on_both_sides_and_is_not_settled(read_fixture):
 
 def test_standalone_is_settled_but_a_peer_that_is_gone_is_not(read_fixture):
     alone = drbd_status.parse_status_text(read_fixture('drbd/status-84.11-standalone.txt'))
-    assert alone[0]['peers'] == [] and drbd_status.settled(alone)[0]
+    assert alone[0]['peers'] == [] and alone[0]['connection'] == 'StandAlone' and drbd_status.settled(alone)[0]
     gone = drbd_status.parse_status_text(read_fixture('drbd/status-84.11-connecting.txt'))
     assert gone[0]['connection'] == 'Connecting' and gone[0]['peers'][0]['disk_state'] == 'DUnknown'
     assert drbd_status.settled(gone) == (False, 'r2/0 peer connection is Connecting (the peer is stopped or unreachable)')
