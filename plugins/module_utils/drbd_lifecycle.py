@@ -46,7 +46,9 @@ def step_argv(step, name, drbdadm='drbdadm', config=None):
         'disconnect': ['disconnect', name],
         'connect': ['connect', name],
         'down': ['down', name],
-        'wipe-md': ['wipe-md', '--force', name],
+        # drbdadm-84 knows no `wipe-md --force` (drbd-utils 9.22: "unrecognized option"); the options after
+        # `--` reach drbdmeta with 8.4 and 9 alike (drbdadm -d: `drbdmeta 0 v08 ... wipe-md --force`)
+        'wipe-md': ['--', '--force', 'wipe-md', name],
     }[step]
     return base + tail
 

@@ -245,7 +245,9 @@ def test_step_argv():
         '/usr/sbin/drbdadm', '-c', '/etc/drbd.conf', 'create-md', '--force', 'r0']
     assert drbd_lifecycle.step_argv('skip-initial-sync', 'r0') == ['drbdadm', 'new-current-uuid', '--clear-bitmap', 'r0']
     assert drbd_lifecycle.step_argv('force-primary', 'r0') == ['drbdadm', 'primary', '--force', 'r0']
-    assert drbd_lifecycle.step_argv('wipe-md', 'r0') == ['drbdadm', 'wipe-md', '--force', 'r0']
+    # `-- --force`: drbdadm-84 rejects `wipe-md --force` (seen in the qemu DRBD guests); both drbdadm 9.22 and
+    # drbdadm-84 -d print `drbdmeta <minor> v0x <disk> <idx> wipe-md --force` for this form
+    assert drbd_lifecycle.step_argv('wipe-md', 'r0') == ['drbdadm', '--', '--force', 'wipe-md', 'r0']
     with pytest.raises(ValueError, match='unknown DRBD lifecycle step'):
         drbd_lifecycle.step_argv('explode', 'r0')
 
