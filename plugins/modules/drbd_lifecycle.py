@@ -138,9 +138,13 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DRBD_MAJOR, DrbdConfigError, DrbdParseError, check_name, config_files_secrets, drbdadm_secrets, lifecycle_plan, mount_verdict,
-    parse_status_json, redact_output, secret_forms, step_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_lifecycle import (
+    lifecycle_plan, mount_verdict, step_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import (
+    config_files_secrets, drbdadm_secrets, redact_output, secret_forms)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+    DRBD_MAJOR, DrbdConfigError, DrbdParseError, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult, fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
 
@@ -181,15 +185,24 @@ def fail_step(module, what, res, **result):
     fail(module, what, res, **extra)
 
 
+def _read_proc_drbd():
+    try:
+        with open('/proc/drbd') as f:
+            return f.readline()
+    except (IOError, OSError):
+        return ''
+
+
 def read_state(module, drbdsetup, name):
     """The resource's entries, [] when it is not up or the module is not loaded."""
     if not drbdsetup or not kernel_module_loaded():
         return []
-    res = run(module, [drbdsetup, 'status', name, '--json'])
+    argv, parse = status_argv(drbdsetup, name, _read_proc_drbd())
+    res = run(module, argv)
     if res.rc != 0:
         return []
     try:
-        return [e for e in parse_status_json(res.stdout) if e['name'] == name]
+        return [e for e in parse(res.stdout) if e['name'] == name]
     except DrbdParseError as e:
         module.fail_json(msg=str(e))
 

@@ -20,7 +20,7 @@ description:
     always refused, naming the disk, what holds it and how to release it; no option overrides that.
   - Meta-data that already exists on every volume (C(drbdadm get-gi) reads it) is left alone, so a
     second run changes nothing; meta-data on some volumes only is refused unless O(force=true).
-  - O(state=absent) wipes the meta-data (C(drbdadm wipe-md --force)); the resource must be down.
+  - O(state=absent) wipes the meta-data (C(drbdadm -- --force wipe-md): drbdadm-84 has no C(wipe-md --force)); the resource must be down.
   - Works without the DRBD kernel module (drbdmeta writes the disk directly).
 author:
   - benchlab.bench maintainers (@benchlab)
@@ -88,8 +88,11 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
     DRBD_MAGIC_OFFSET, DRBD_MAGICS, DeviceGuardError, check_device_writable)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DrbdConfigError, DrbdParseError, check_name, parse_blkid_export, parse_wipefs_json, signature_verdict, step_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_lifecycle import step_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_signature import (
+    parse_blkid_export, parse_wipefs_json, signature_verdict)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+    DrbdConfigError, DrbdParseError, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 
 

@@ -131,7 +131,10 @@ syntax:
   returned: when state is present
   type: str
 version:
-  description: C(utils), C(kernel) (null without a loaded module) and C(api) from C(drbdadm --version).
+  description:
+    - C(utils), C(kernel) (null without a loaded module) and C(api) from C(drbdadm --version).
+    - C(module), the version of the kernel module C(modprobe drbd) would load (C(modinfo -F version drbd)),
+      when none is loaded; drbdadm itself dispatches to drbdadm-84 for an 8.4 module, so does the syntax choice.
   returned: when drbdadm was found
   type: dict
 files:
@@ -155,10 +158,15 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    REDACTED, DrbdConfigError, DrbdParseError, check_lab, check_name, check_resources, choose_syntax,
-    config_files_secrets, describe_errors, file_mark, ownership_problem, parse_drbdadm_errors, parse_version,
-    redact, render_resource, secret_forms, validator_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_config import check_resources
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_drbdadm import (
+    choose_syntax, describe_errors, parse_drbdadm_errors, parse_version, validator_argv)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_render import (
+    file_mark, ownership_problem, render_resource)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import (
+    REDACTED, config_files_secrets, redact, secret_forms)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+    DrbdConfigError, DrbdParseError, check_lab, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 
 MODE = 0o600
@@ -190,6 +198,16 @@ def _read(path):
             return to_text(f.read(), errors='surrogate_or_strict')
     except (IOError, OSError):
         return None
+
+
+def _module_version(module):
+    """The version of the DRBD kernel module on disk (not loaded yet), None when there is none."""
+    modinfo = module.get_bin_path('modinfo')
+    if not modinfo:
+        return None
+    res = run(module, [modinfo, '-F', 'version', 'drbd'])
+    line = res.stdout.strip().splitlines()[0].strip() if res.rc == 0 and res.stdout.strip() else ''
+    return line or None
 
 
 def _drbdadm84(drbdadm):
@@ -287,6 +305,7 @@ def main():
             version = parse_version(res.stdout)
         except DrbdParseError as e:
             module.fail_json(msg='cannot read the drbd-utils version: %s' % e, rc=res.rc, stderr=res.stderr)
+        version['module'] = _module_version(module) if version['kernel'] is None else None
     elif p['validate'] or p['syntax'] == 'auto':
         if not module.check_mode:
             module.fail_json(msg='drbdadm not found: install drbd-utils first (the drbd role does: tasks install.yml)')

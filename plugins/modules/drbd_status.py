@@ -9,7 +9,8 @@ module: drbd_status
 short_description: Read DRBD state, optionally waiting until no resync runs
 version_added: 0.1.0
 description:
-  - Runs C(drbdsetup status --json) and returns one entry per resource volume in the shape
+  - Runs C(drbdsetup status --json) (DRBD 9) or C(drbdsetup status --verbose --statistics) (an 8.4
+    kernel module, whose drbdsetup-84 has no JSON) and returns one entry per resource volume in the shape
     C(benchlab.bench.sysinfo) reports as C(drbd) (name, disk_state, peer_disk_state, replication,
     connection, role, sync_percent, peers).
   - With O(wait=uptodate) it polls until every volume is UpToDate and no connected peer is
@@ -62,7 +63,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 drbd:
-  description: One entry per resource volume (see parse_status_json in module_utils/drbd.py).
+  description: One entry per resource volume (see parse_status_json in module_utils/drbd_status.py).
   returned: always
   type: list
   elements: dict
@@ -85,9 +86,18 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import (
-    DrbdConfigError, DrbdParseError, check_name, parse_status_json, settled)
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import settled, status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+    DrbdConfigError, DrbdParseError, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+
+
+def _read_proc_drbd():
+    try:
+        with open('/proc/drbd') as f:
+            return f.readline()
+    except (IOError, OSError):
+        return ''
 
 
 def main():
@@ -115,15 +125,17 @@ def main():
         module.fail_json(msg='the DRBD kernel module is not loaded on this host (no /proc/drbd)', drbd=[],
                          kernel_module=False)
     drbdsetup = p['drbdsetup'] or module.get_bin_path('drbdsetup', required=True)
+    proc_drbd = _read_proc_drbd()
     start = time.monotonic()
     while True:
         entries = []
         for name in p['names'] or [None]:
-            res = run(module, [drbdsetup, 'status'] + ([name] if name else []) + ['--json'])
+            argv, parse = status_argv(drbdsetup, name, proc_drbd)
+            res = run(module, argv)
             if res.rc != 0:
                 fail(module, 'drbdsetup status', res, extra='is resource %s up?' % name if name else None)
             try:
-                entries += parse_status_json(res.stdout)
+                entries += parse(res.stdout)
             except DrbdParseError as e:
                 module.fail_json(msg=str(e))
         ok, reason = settled(entries)

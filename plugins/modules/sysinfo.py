@@ -96,7 +96,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd import DrbdParseError, parse_status_json
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import DrbdParseError
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import (
     detect_virtualization, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release)
@@ -130,10 +131,11 @@ def main():
                               source=m.get('source'), options=m.get('options'))
     drbdsetup = module.get_bin_path('drbdsetup')
     if drbdsetup and (os.path.exists('/proc/drbd') or os.path.isdir('/sys/module/drbd')):
-        res = run(module, [drbdsetup, 'status', '--json'])
+        argv, parse = status_argv(drbdsetup, None, read_text('/proc/drbd') if os.path.exists('/proc/drbd') else '')
+        res = run(module, argv)
         if res.rc == 0:
             try:
-                info['drbd'] = parse_status_json(res.stdout)
+                info['drbd'] = parse(res.stdout)
             except DrbdParseError as e:
                 module.warn(str(e))
     module.exit_json(changed=False, sysinfo=info, labels=module.params['labels'])

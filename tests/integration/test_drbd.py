@@ -247,7 +247,7 @@ def test_safe_create_md_refuses_ext4_then_creates_and_wipes(env, conf, loopdev):
     rc, status, out = module(env, 'drbd_md', md)
     assert rc == 0 and not out['changed'] and out['md_exists'], out
     rc, status, out = module(env, 'drbd_md', dict(md, state='absent'))
-    assert rc == 0 and out['changed'] and out['cmd'][-3:] == ['wipe-md', '--force', 'drbdhloop']
+    assert rc == 0 and out['changed'] and out['cmd'][-4:] == ['--', '--force', 'wipe-md', 'drbdhloop']
     assert blkid_type(loopdev) == ''
     rc, status, out = module(env, 'drbd_md', dict(md, state='absent'))
     assert rc == 0 and not out['changed']

@@ -22,10 +22,12 @@ from pathlib import Path
 CACHE_ROOT = Path(os.environ.get('BENCHLAB_IMAGE_CACHE', '/var/cache/benchlab'))
 SUITE = 'bookworm'
 MIRROR = 'deb http://deb.debian.org/debian bookworm main'
+# drbd-utils: drbdadm-84 drives the cloud kernel's in-tree DRBD 8.4 module (the DRBD test);
+# bonnie++ for the DRBD matrix; kmod for modprobe.
 PACKAGES = ['systemd-sysv', 'udev', 'openssh-server', 'python3', 'iperf3', 'iproute2',
-            'linux-image-cloud-amd64', 'initramfs-tools', 'zstd']
+            'linux-image-cloud-amd64', 'initramfs-tools', 'zstd', 'drbd-utils', 'bonnie++', 'kmod']
 IMAGE_SIZE = '1G'
-RECIPE_VERSION = '1'
+RECIPE_VERSION = '2'
 CUSTOMIZE = [
     'echo kvmt-guest > "$1/etc/hostname"',
     'printf "/dev/vda / ext4 defaults,noatime 0 1\\n" > "$1/etc/fstab"',

@@ -1,0 +1,57 @@
+"""The DRBD pair of the qemu DRBD test: two guests, three resources (protocol C, protocol A, and one
+taken StandAlone), a plain disk for the baseline, and the matrix of references 000 and 003 in small.
+
+Disks of each guest (kvm_guest_data_disk_count 4, all the same size): vdb -> r0 (protocol C),
+vdc -> r1 (protocol A), vdd -> r2 (disconnected: StandAlone), vde -> plain ext4 (the baseline).
+"""
+
+NODES = {'kvmt-drbd1': '198.19.77.11', 'kvmt-drbd2': '198.19.77.12'}
+PRIMARY = 'kvmt-drbd1'
+DISK_SIZE = '32M'
+PLAIN_DISK = '/dev/vde'
+PLAIN_MOUNT = '/srv/bench-plain'
+CELLS = {'drbd-c': ('r0', 'C', '/dev/vdb', '/srv/drbd-c'),
+         'drbd-a': ('r1', 'A', '/dev/vdc', '/srv/drbd-a'),
+         'drbd-standalone': ('r2', 'C', '/dev/vdd', '/srv/drbd-standalone')}
+
+
+def resources():
+    out = []
+    for minor, (cell, (name, proto, disk, mount)) in enumerate(sorted(CELLS.items(), key=lambda kv: kv[1][0])):
+        out.append({
+            'name': name, 'protocol': proto, 'device': '/dev/drbd%d' % minor, 'disk': disk,
+            'meta_disk': 'internal', 'primary': PRIMARY, 'mount': mount,
+            # a fixed resync rate: the 8.4 dynamic controller starts at 250K/s
+            'disk_options': {'resync_rate': '40M', 'c_plan_ahead': 0},
+            'nodes': [{'name': n, 'address': '%s:%d' % (ip, 7788 + minor)} for n, ip in NODES.items()],
+        })
+    return out
+
+
+def drbd_vars(**extra):
+    out = {'drbd_resources': resources(), 'drbd_install': False, 'drbd_manage_lifecycle': True,
+           'drbd_lab': 'kvmt', 'drbd_wait_interval': 1, 'drbd_wait_timeout': 300}
+    out.update(extra)
+    return out
+
+
+def matrix(name='drbd-tcg', cells=('plain', 'drbd-c', 'drbd-a', 'drbd-standalone'), extra_cells=()):
+    all_cells = {'plain': {'name': 'plain', 'host': PRIMARY, 'path': PLAIN_MOUNT,
+                           'labels': {'storage': 'plain', 'node': PRIMARY}}}
+    for cell, (res, proto, _disk, mount) in CELLS.items():
+        all_cells[cell] = {'name': cell, 'host': PRIMARY, 'path': mount,
+                           'labels': {'storage': cell, 'node': PRIMARY, 'drbd_resource': res,
+                                      'drbd_protocol': proto}}
+    return {
+        'name': name,
+        'description': 'dd and bonnie++ on a plain disk vs DRBD (protocol C, A, StandAlone) between two TCG guests',
+        'repetitions': 1,
+        'baseline': 'plain' if 'plain' in cells else cells[0],
+        'cells': [all_cells[c] for c in cells] + list(extra_cells),
+        'benchmarks': [
+            {'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M', 'bs': '1M'}},
+            # bonnie++ on the baseline and protocol C only: every run costs minutes of TCG
+            {'name': 'bonnie', 'tool': 'bonnie', 'cells': [c for c in ('plain', 'drbd-c') if c in cells],
+             'params': {'size': '16M', 'ram': '8', 'files': '0', 'fast': True}},
+        ],
+    }

@@ -1,0 +1,97 @@
+"""Helpers shared by the qemu tests (tests/vm): the guests' kvm_guest variables, a static inventory
+of booted guests, the environment of an ansible-playbook run inside the private libvirtd's network
+namespace (libvirtd_lab.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+NET = {'name': 'kvmt-routed', 'bridge': 'kvmtbr0', 'host': '198.19.77.1', 'prefix': '198.19.77.'}
+
+
+def ansible_env(tmp_path, control_dir):
+    env = dict(os.environ)
+    env.update(ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1',
+               BENCHLAB_REPORT_DIR=str(tmp_path / 'runs'), PATH='%s:%s' % (BIN, env.get('PATH', '')),
+               ANSIBLE_SSH_ARGS='-o ControlMaster=auto -o ControlPersist=60s -o ControlPath=%s/%%C' % control_dir,
+               ANSIBLE_TIMEOUT='60', ANSIBLE_PIPELINING='True')
+    return env
+
+
+def image_host_key(image):
+    out = subprocess.run(['debugfs', '-R', 'cat /etc/ssh/ssh_host_ed25519_key.pub', str(image / 'rootfs.img')],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[:1] == ['ssh-ed25519'], out
+    return ' '.join(out[:2])
+
+
+def guest_vars(image, work, name, ip, state='present', **extra):
+    """kvm_guest variables of one small TCG guest on the lab's routed network (direct kernel boot,
+    static address and host name from the kernel command line)."""
+    out = {
+        'kvm_guest_serial_log': str(work / ('console-%s.log' % name)),
+        'kvm_guest_state': state,
+        'kvm_guest_name': name,
+        'kvm_guest_domain_type': 'qemu',
+        'kvm_guest_memory_mib': 320,
+        'kvm_guest_vcpus': 1,
+        'kvm_guest_base_image': str(image / 'rootfs.img'),
+        'kvm_guest_base_format': 'raw',
+        'kvm_guest_disk_mode': 'overlay',
+        'kvm_guest_image_dir': str(work / 'images'),
+        'kvm_guest_disk_bus': 'virtio',
+        'kvm_guest_disk_cache': 'none',
+        'kvm_guest_disk_io': 'native',
+        'kvm_guest_network_mode': 'routed',
+        'kvm_guest_network_name': NET['name'],
+        'kvm_guest_network_bridge': NET['bridge'],
+        'kvm_guest_network_address': NET['host'],
+        'kvm_guest_network_remove': True,
+        'kvm_guest_ip': ip,
+        'kvm_guest_kernel': str(image / 'vmlinuz'),
+        'kvm_guest_initrd': str(image / 'initrd.img'),
+        # systemd.hostname: DRBD matches its `on` sections against uname -n
+        'kvm_guest_cmdline': 'root=/dev/vda rw console=ttyS0 net.ifnames=0 systemd.hostname=%s '
+                             'ip=%s::%s:255.255.255.0:%s:eth0:off' % (name, ip, NET['host'], name),
+        'kvm_guest_ssh_private_key_file': str(image / 'id_ed25519'),
+        'kvm_guest_ssh_host_public_key': image_host_key(image),
+        'kvm_guest_known_hosts_file': str(work / 'known_hosts'),
+        'kvm_guest_python_interpreter': '/usr/bin/python3',
+        'kvm_guest_wait_timeout': 600,
+    }
+    out.update(extra)
+    return out
+
+
+def static_inventory(image, work, guests, groups=('kvm_guests',), extra_vars=None):
+    """Inventory of guests already booted ({name: ip}) as the kvm_guest role adds them, for later runs."""
+    hosts = {'localhost': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}
+    members = {}
+    for name, ip in guests.items():
+        members[name] = {'ansible_host': ip, 'ansible_user': 'root',
+                         'ansible_ssh_private_key_file': str(image / 'id_ed25519'),
+                         'ansible_ssh_common_args': '-o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes'
+                                                    % (work / 'known_hosts'),
+                         'ansible_python_interpreter': '/usr/bin/python3', 'bench_hypervisor_host': 'localhost'}
+        members[name].update((extra_vars or {}).get(name, {}))
+    inv = {'all': {'hosts': hosts, 'children': {g: {'hosts': members} for g in groups}}}
+    return inv
+
+
+def write_json(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def playbook(lab, env, inv, book, *extra, timeout=1800):
+    """ansible-playbook in the lab's network namespace; returns the CompletedProcess (log kept next to it)."""
+    argv = [BIN / 'ansible-playbook', '-i', inv, book, '-e', 'kvm_guest_uri=%s' % lab.uri] + list(extra)
+    res = subprocess.run(lab.nsenter(argv), cwd=str(REPO), env=env, capture_output=True, text=True,
+                         timeout=timeout, check=False)
+    Path(str(book) + '.log').write_text(res.stdout + res.stderr)
+    return res
