@@ -1,10 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Private to the benchlab.bench collection (no public API); used by the drbd_resource and
-drbd_lifecycle modules and the drbd_check filter.
-
-Shared secrets kept out of output: found in the installed configuration and in drbdadm argv, masked
+# Private to benchlab.bench: no API promise. Used by the drbd_resource and drbd_lifecycle modules and the drbd_check filter.
+"""Shared secrets kept out of output: found in the installed configuration and in drbdadm argv, masked
 in any text shown.
 """
 

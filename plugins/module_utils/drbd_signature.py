@@ -1,9 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Private to the benchlab.bench collection (no public API); used by the drbd_md module.
-
-What a backing disk carries before create-md: blkid and wipefs output parsed, and the verdict
+# Private to benchlab.bench: no API promise. Used by the drbd_md module.
+"""What a backing disk carries before create-md: blkid and wipefs output parsed, and the verdict
 (empty, DRBD meta-data, or another signature that safe mode refuses).
 """
 

@@ -13,7 +13,6 @@ MAX_LINES = 60
 
 # (path under plugins/, function name): who shortens it. Empty it, never add to it.
 ALLOWED = {
-    ('module_utils/drbd.py', 'normalize_resource'): 'vm (drbd.py split)',
     ('modules/drbd_lifecycle.py', 'filesystem'): 'vm',
     ('modules/drbd_md.py', 'main'): 'vm',
     ('modules/drbd_resource.py', 'main'): 'vm',
