@@ -403,7 +403,7 @@ def bench_yml_once(target):
 def breakdown():
     """Where the time of the peer matrix's play goes: the wall time per task name (summed over its
     loop items and hosts' turns), largest first, and the number of tasks started."""
-    target = tempfile.mkdtemp(prefix='benchlab-perf-peer-', dir='/var/tmp')
+    target = tempfile.mkdtemp(prefix='perf-peer-', dir='/var/tmp')
     fd, timer = tempfile.mkstemp(prefix='benchlab-perf-timer-', suffix='.json')
     os.close(fd)
     try:
@@ -429,7 +429,7 @@ def peer(rounds):
     libaio, O_DIRECT, 128 MiB, iodepth 1/4/16, 3 s each, /var/tmp), alternating which goes first;
     the median of the wall-time ratios and, per iodepth, the median IOPS ratio."""
     exe = perf_venv()
-    target = tempfile.mkdtemp(prefix='benchlab-perf-peer-', dir='/var/tmp')
+    target = tempfile.mkdtemp(prefix='perf-peer-', dir='/var/tmp')
     ratios, ours, theirs, iops_ratios = [], [], [], dict((d, []) for d in PEER_DEPTHS)
     try:
         for i in range(rounds):
@@ -443,10 +443,10 @@ def peer(rounds):
             for d in PEER_DEPTHS:
                 if i_ours.get(d) and i_theirs.get(d):
                     iops_ratios[d].append(i_ours[d] / i_theirs[d])
+            per_depth = ', '.join('qd%d %.2f' % (d, i_ours.get(d, 0) / i_theirs[d])
+                                  for d in PEER_DEPTHS if i_theirs.get(d))
             print('  round %d: bench.yml %.1f s, bench-fio %.1f s, ratio %.2f; IOPS ratio %s' % (
-                i + 1, w_ours, w_theirs, ratios[-1], ', '.join(
-                    'qd%d %.2f' % (d, i_ours.get(d, 0) / i_theirs[d]) for d in PEER_DEPTHS if i_theirs.get(d))),
-                flush=True)
+                i + 1, w_ours, w_theirs, ratios[-1], per_depth), flush=True)
     finally:
         shutil.rmtree(target)
     return {'time_to_result_vs_bench_fio': statistics.median(ratios), 'peer_ratios': ratios,

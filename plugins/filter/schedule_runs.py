@@ -47,8 +47,8 @@ RETURN = r'''
 _value:
   description: C(steps) (a list of mappings host -> index of the run in the plan's C(runs)) and
     C(contention) (host -> the resources it holds), and C(one_task) (per step, whether each of its
-    runs is one C(benchlab.bench.run_benchmark) task: no iperf, no async run, no hypervisor host or
-    DRBD resources to prepare).
+    runs is one C(benchlab.bench.run_benchmark) task, that is no iperf, no async run, no hypervisor
+    host or DRBD resources to prepare).
   type: dict
 '''
 

@@ -10,7 +10,7 @@ short_description: One run of a benchmark plan in one task
 version_added: 0.2.0
 description:
   - Runs one run of a plan made by the C(benchlab.bench.matrix_plan) filter with its tool's module
-    (C(benchlab.bench.dd), C(fio), C(bonnie), C(dbench), C(sysbench_fileio), C(compress)): the
+    (C(benchlab.bench.dd), C(fio), C(bonnie), C(dbench), C(sysbench_fileio), C(compress)); the
     matrix params of the run become the module's options under their own names, and the module's
     argument_spec gives every default. The module applies the methodology guards (quiescence,
     cool-down, the target's cache drop) itself.
@@ -22,7 +22,7 @@ description:
   - The C(benchlab.bench.bench_run) role uses it for every synchronous run on a host with nothing
     to prepare first, when the plan has no variance gate; iperf runs, async runs, gated plans and
     hosts with a hypervisor host or DRBD resources take the tool's task file instead.
-  - This is an action plugin: it runs on the controller and calls the tool's module on the target.
+  - This is an action plugin. It runs on the controller and calls the tool's module on the target.
 author:
   - benchlab.bench maintainers (@benchlab)
 options:
