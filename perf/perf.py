@@ -482,6 +482,29 @@ def machine():
                                              check=False).stdout.strip() if shutil.which('systemd-detect-virt') else None}
 
 
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def update(out, figures):
+    """Merge some figures into an existing results file: each figure keeps the date it was measured
+    (figure_dates), the machine is the one of the newest figures."""
+    with open(out) as f:
+        doc = json.load(f)
+    dates = doc.setdefault('figure_dates', dict((k, doc.get('date')) for k in doc.get('figures', {})))
+    doc.setdefault('figures', {}).update(figures)
+    dates.update((k, now()) for k in figures)
+    doc.update(date=now(), machine=machine(), goals=dict((k, '%s %g' % v) for k, v in GOALS.items()))
+    with open(out, 'w') as f:
+        json.dump(doc, f, indent=2, sort_keys=True)
+        f.write('\n')
+    for name in sorted(figures):
+        if name != 'breakdown_tasks':
+            print('%-28s %s' % (name, figures[name]))
+    print('updated: %s' % out)
+    return 0
+
+
 def terminated(signum, _frame):
     # SIGTERM unwinds like Ctrl-C, so the loop filesystem and the /dev/shm images go away with it
     raise SystemExit(128 + signum)
@@ -496,6 +519,9 @@ def main(argv=None):
     ap.add_argument('--out', default=os.path.join(HERE, 'perf', 'results.json'))
     ap.add_argument('--only', nargs='+', choices=PARTS, metavar='PART',
                     help='measure only these parts (%s), print them and write nothing' % ', '.join(PARTS))
+    ap.add_argument('--update', action='store_true',
+                    help='with --only: also merge these figures into --out (the others stay, with their date '
+                         'in figure_dates)')
     args = ap.parse_args(argv)
     parts = args.only or PARTS
     figures = {}
@@ -509,6 +535,8 @@ def main(argv=None):
         figures.update(breakdown())
     if 'report' in parts:
         figures.update(report_100k())
+    if args.only and args.update:
+        return update(args.out, figures)
     if args.only:
         for name in sorted(figures):
             value = figures[name]
@@ -523,7 +551,7 @@ def main(argv=None):
         met = value is not None and (value >= goal if op == '>=' else value <= goal)
         print('%-22s %10s %10s  %s' % (name, '%.3f' % value if value is not None else 'n/a', op + ' %g' % goal,
                                        'yes' if met else 'NO'))
-    doc = {'date': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
+    doc = {'date': now(),
            'machine': machine(), 'figures': figures, 'goals': dict((k, '%s %g' % v) for k, v in GOALS.items())}
     with open(args.out, 'w') as f:
         json.dump(doc, f, indent=2, sort_keys=True)
