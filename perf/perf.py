@@ -50,18 +50,26 @@ import tempfile
 import threading
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(REPO, '.venv', 'bin')
-sys.path.insert(0, os.path.join(REPO, '.collections'))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The checkout whose playbooks are measured (BENCHLAB_PERF_REPO: an export of an earlier commit, for
+# before/after figures); the venv and bench-fio are this checkout's.
+REPO = os.path.abspath(os.environ.get('BENCHLAB_PERF_REPO') or HERE)
+BIN = os.path.join(HERE, '.venv', 'bin')
+sys.path.insert(0, os.path.join(HERE, '.collections'))
 
 from ansible_collections.benchlab.bench.plugins.module_utils import common  # noqa: E402
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import parse_dd  # noqa: E402
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records  # noqa: E402
 
 MIB = 1024 * 1024
-PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'report')
-GOALS = {'fidelity_dd': ('>=', 0.98), 'fidelity_fio': ('>=', 0.98), 'overhead_per_cell_s': ('<=', 1.0),
+PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'peer', 'breakdown', 'report')
+GOALS = {'fidelity_dd': ('>=', 0.98), 'fidelity_fio': ('>=', 0.98), 'overhead_per_cell_s': ('<=', 0.6),
+         'fixed_cost_s': ('<=', 5.0), 'time_to_result_vs_bench_fio': ('<=', 1.3),
          'report_100k_s': ('<=', 5.0), 'report_100k_peak_mb': ('<=', 500)}
+# bench-fio (PyPI package fio-plot) lives in a virtualenv of the perf tooling, never in the
+# collection's requirements (perf_venv() makes it on first use).
+PERF_VENV = os.path.join(HERE, 'build', 'perf-venv')
+PEER_PACKAGE = 'fio-plot'
 ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
            PATH='%s:%s' % (BIN, os.environ.get('PATH', '')))
 
@@ -290,32 +298,160 @@ def fidelity(pairs, parts=('fidelity_dd', 'fidelity_fio')):
     return figures
 
 
-def overhead(runs):
-    """(wall - tools) / runs for a bench.yml of `runs` small dd writes on localhost."""
+def bench_playbook(matrix, install=False, profile=False):
+    """Run playbooks/bench.yml on localhost with `matrix`: (wall seconds, records, stdout)."""
     base = tempfile.mkdtemp(prefix='benchlab-perf-runs-')
     try:
-        matrix = {'bench_matrix': {
-            'name': 'perf-overhead', 'repetitions': runs,
-            'methodology': {'cooldown_s': 0, 'quiesce': False},
-            'cells': [{'name': 'shm', 'host': 'localhost', 'path': '/dev/shm', 'expected_faster': True}],
-            'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]}}
         mfile = os.path.join(base, 'matrix.json')
         with open(mfile, 'w') as f:
-            json.dump(matrix, f)
+            json.dump({'bench_matrix': matrix}, f)
         env = dict(ENV, BENCHLAB_REPORT_DIR=os.path.join(base, 'runs'), BENCHLAB_HISTORY_DB=os.path.join(base, 'h.sqlite'))
+        if profile:  # perf/callback_plugins/task_timer.py: the time per task name, into profile
+            env['ANSIBLE_CALLBACK_PLUGINS'] = os.path.join(HERE, 'perf', 'callback_plugins')
+            env['ANSIBLE_CALLBACKS_ENABLED'] = 'benchlab.bench.report,task_timer'
+            env['BENCHLAB_PERF_TIMER'] = profile
         t0 = time.monotonic()
-        sh(os.path.join(BIN, 'ansible-playbook'), 'playbooks/bench.yml', '-i', 'inventories/local',
-           '-e', '@' + mfile, '-e', 'bench_install_tools=false', env=env, cwd=REPO)
+        out = sh(os.path.join(BIN, 'ansible-playbook'), 'playbooks/bench.yml', '-i', 'inventories/local',
+                 '-e', '@' + mfile, '-e', 'bench_install_tools=%s' % ('true' if install else 'false'), env=env, cwd=REPO)
         wall = time.monotonic() - t0
         (run_id,) = [d for d in os.listdir(os.path.join(base, 'runs')) if d != 'latest']
         with open(os.path.join(base, 'runs', run_id, 'results.json')) as f:
             records = json.load(f)['records']
-        tools = sum(r.get('duration_s') or 0 for r in records)
-        print('overhead: %d runs, playbook %.1f s, tools %.2f s' % (len(records), wall, tools), flush=True)
-        return {'overhead_per_cell_s': (wall - tools) / len(records), 'overhead_runs': len(records),
-                'overhead_wall_s': wall, 'overhead_tools_s': tools}
+        return wall, records, out
     finally:
         shutil.rmtree(base)
+
+
+def dd_matrix(runs):
+    return {'name': 'perf-overhead', 'repetitions': runs,
+            'methodology': {'cooldown_s': 0, 'quiesce': False},
+            'cells': [{'name': 'shm', 'host': 'localhost', 'path': '/dev/shm', 'expected_faster': True}],
+            'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]}
+
+
+def overhead(runs):
+    """(wall - tools) / runs for a bench.yml of `runs` small dd writes on localhost (the tools are
+    installed already); the fixed cost: the same for a one-run play, with the install check, as a
+    user runs it; and the marginal cost of a run between the two."""
+    wall, records, _out = bench_playbook(dd_matrix(runs))
+    tools = sum(r.get('duration_s') or 0 for r in records)
+    print('overhead: %d runs, playbook %.1f s, tools %.2f s' % (len(records), wall, tools), flush=True)
+    wall1, records1, _out = bench_playbook(dd_matrix(1), install=True)
+    tools1 = sum(r.get('duration_s') or 0 for r in records1)
+    fixed = wall1 - tools1
+    print('fixed cost: one run with the install check, playbook %.1f s, tool %.2f s' % (wall1, tools1), flush=True)
+    return {'overhead_per_cell_s': (wall - tools) / len(records), 'overhead_runs': len(records),
+            'overhead_wall_s': wall, 'overhead_tools_s': tools, 'fixed_cost_s': fixed,
+            'overhead_marginal_s': ((wall - tools) - fixed) / max(len(records) - 1, 1)}
+
+
+PEER_DEPTHS = (1, 4, 16)
+PEER_FIO = {'rw': 'randread', 'bs': '4k', 'ioengine': 'libaio', 'direct': True, 'size': '128M', 'runtime': 3,
+            'time_based': True}
+
+
+def perf_venv():
+    """bench-fio in the perf tooling's own virtualenv (build/perf-venv), made on first use."""
+    exe = os.path.join(PERF_VENV, 'bin', 'bench-fio')
+    if not os.path.exists(exe):
+        sh(sys.executable, '-m', 'venv', PERF_VENV)
+        sh(os.path.join(PERF_VENV, 'bin', 'python'), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check',
+           PEER_PACKAGE)
+    return exe
+
+
+def bench_fio_once(exe, target):
+    """The three fio jobs through bench-fio: (wall seconds, {iodepth: read IOPS})."""
+    out = tempfile.mkdtemp(prefix='benchlab-perf-bfio-')
+    try:
+        t0 = time.monotonic()
+        sh(exe, '--target', target, '--type', 'directory', '--size', PEER_FIO['size'], '--output', out,
+           '--block-size', PEER_FIO['bs'], '--iodepth', *PEER_DEPTHS, '--numjobs', 1, '--runtime', PEER_FIO['runtime'],
+           '--mode', PEER_FIO['rw'], '--engine', PEER_FIO['ioengine'], '--direct', 1, '--time-based', '--quiet')
+        wall = time.monotonic() - t0
+        iops = {}
+        for root, _dirs, files in os.walk(out):
+            for name in files:
+                if name.endswith('.json'):
+                    with open(os.path.join(root, name)) as f:
+                        doc = json.load(f)
+                    for job in doc.get('jobs') or []:
+                        depth = int((job.get('job options') or {}).get('iodepth')
+                                    or doc['global options'].get('iodepth'))
+                        iops[depth] = job['read']['iops']
+        return wall, iops
+    finally:
+        shutil.rmtree(out)
+        for name in os.listdir(target):
+            os.unlink(os.path.join(target, name))
+
+
+def peer_matrix(target):
+    return {'name': 'perf-peer', 'repetitions': 1, 'methodology': {'cooldown_s': 0},
+            'cells': [{'name': 'var-tmp', 'host': 'localhost', 'path': target}],
+            'benchmarks': [{'name': 'randread-qd%d' % d, 'tool': 'fio', 'params': dict(PEER_FIO, iodepth=d)}
+                           for d in PEER_DEPTHS]}
+
+
+def bench_yml_once(target):
+    """The same three jobs through bench.yml (install check on, as a user runs it)."""
+    wall, records, _out = bench_playbook(peer_matrix(target), install=True)
+    iops = dict((int(r['params']['iodepth']), r['metrics']['read_iops']['value']) for r in records)
+    return wall, iops
+
+
+def breakdown():
+    """Where the time of the peer matrix's play goes: the wall time per task name (summed over its
+    loop items and hosts' turns), largest first, and the number of tasks started."""
+    target = tempfile.mkdtemp(prefix='perf-peer-', dir='/var/tmp')
+    fd, timer = tempfile.mkstemp(prefix='benchlab-perf-timer-', suffix='.json')
+    os.close(fd)
+    try:
+        wall, records, _out = bench_playbook(peer_matrix(target), install=True, profile=timer)
+        with open(timer) as f:
+            doc = json.load(f)
+    finally:
+        shutil.rmtree(target)
+        os.unlink(timer)
+    tools = sum(r.get('duration_s') or 0 for r in records)
+    tasks = sorted(doc['tasks'].items(), key=lambda kv: -kv[1]['s'])
+    print('breakdown: playbook %.1f s, tools %.1f s, %d task starts' % (
+        wall, tools, sum(v['count'] for _k, v in tasks)), flush=True)
+    for name, v in tasks:
+        print('  %6.2f s  %3dx  %s' % (v['s'], v['count'], name), flush=True)
+    return {'breakdown_wall_s': wall, 'breakdown_tools_s': tools,
+            'breakdown_task_starts': sum(v['count'] for _k, v in tasks),
+            'breakdown_tasks': [dict(task=name, s=round(v['s'], 2), count=v['count']) for name, v in tasks]}
+
+
+def peer(rounds):
+    """time_to_result_vs_bench_fio: bench.yml and bench-fio on the same three fio jobs (randread 4k,
+    libaio, O_DIRECT, 128 MiB, iodepth 1/4/16, 3 s each, /var/tmp), alternating which goes first;
+    the median of the wall-time ratios and, per iodepth, the median IOPS ratio."""
+    exe = perf_venv()
+    target = tempfile.mkdtemp(prefix='perf-peer-', dir='/var/tmp')
+    ratios, ours, theirs, iops_ratios = [], [], [], dict((d, []) for d in PEER_DEPTHS)
+    try:
+        for i in range(rounds):
+            sides = {}
+            for side in (('bench.yml', 'bench-fio') if i % 2 == 0 else ('bench-fio', 'bench.yml')):
+                sides[side] = bench_yml_once(target) if side == 'bench.yml' else bench_fio_once(exe, target)
+            (w_ours, i_ours), (w_theirs, i_theirs) = sides['bench.yml'], sides['bench-fio']
+            ratios.append(w_ours / w_theirs)
+            ours.append(w_ours)
+            theirs.append(w_theirs)
+            for d in PEER_DEPTHS:
+                if i_ours.get(d) and i_theirs.get(d):
+                    iops_ratios[d].append(i_ours[d] / i_theirs[d])
+            per_depth = ', '.join('qd%d %.2f' % (d, i_ours.get(d, 0) / i_theirs[d])
+                                  for d in PEER_DEPTHS if i_theirs.get(d))
+            print('  round %d: bench.yml %.1f s, bench-fio %.1f s, ratio %.2f; IOPS ratio %s' % (
+                i + 1, w_ours, w_theirs, ratios[-1], per_depth), flush=True)
+    finally:
+        shutil.rmtree(target)
+    return {'time_to_result_vs_bench_fio': statistics.median(ratios), 'peer_ratios': ratios,
+            'peer_bench_yml_s': ours, 'peer_bench_fio_s': theirs,
+            'peer_iops_ratio': dict(('qd%d' % d, statistics.median(v)) for d, v in iops_ratios.items() if v)}
 
 
 def report_100k():
@@ -346,6 +482,29 @@ def machine():
                                              check=False).stdout.strip() if shutil.which('systemd-detect-virt') else None}
 
 
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def update(out, figures):
+    """Merge some figures into an existing results file: each figure keeps the date it was measured
+    (figure_dates), the machine is the one of the newest figures."""
+    with open(out) as f:
+        doc = json.load(f)
+    dates = doc.setdefault('figure_dates', dict((k, doc.get('date')) for k in doc.get('figures', {})))
+    doc.setdefault('figures', {}).update(figures)
+    dates.update((k, now()) for k in figures)
+    doc.update(date=now(), machine=machine(), goals=dict((k, '%s %g' % v) for k, v in GOALS.items()))
+    with open(out, 'w') as f:
+        json.dump(doc, f, indent=2, sort_keys=True)
+        f.write('\n')
+    for name in sorted(figures):
+        if name != 'breakdown_tasks':
+            print('%-28s %s' % (name, figures[name]))
+    print('updated: %s' % out)
+    return 0
+
+
 def terminated(signum, _frame):
     # SIGTERM unwinds like Ctrl-C, so the loop filesystem and the /dev/shm images go away with it
     raise SystemExit(128 + signum)
@@ -356,9 +515,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--pairs', type=int, default=11)
     ap.add_argument('--runs', type=int, default=20, help='runs of the overhead playbook')
-    ap.add_argument('--out', default=os.path.join(REPO, 'perf', 'results.json'))
+    ap.add_argument('--rounds', type=int, default=3, help='alternating rounds of bench.yml and bench-fio')
+    ap.add_argument('--out', default=os.path.join(HERE, 'perf', 'results.json'))
     ap.add_argument('--only', nargs='+', choices=PARTS, metavar='PART',
                     help='measure only these parts (%s), print them and write nothing' % ', '.join(PARTS))
+    ap.add_argument('--update', action='store_true',
+                    help='with --only: also merge these figures into --out (the others stay, with their date '
+                         'in figure_dates)')
     args = ap.parse_args(argv)
     parts = args.only or PARTS
     figures = {}
@@ -366,12 +529,20 @@ def main(argv=None):
         figures.update(fidelity(args.pairs, parts))
     if 'overhead' in parts:
         figures.update(overhead(args.runs))
+    if 'peer' in parts:
+        figures.update(peer(args.rounds))
+    if 'breakdown' in parts:
+        figures.update(breakdown())
     if 'report' in parts:
         figures.update(report_100k())
+    if args.only and args.update:
+        return update(args.out, figures)
     if args.only:
         for name in sorted(figures):
             value = figures[name]
-            print('%-22s %s' % (name, ', '.join('%.3f' % v for v in value) if isinstance(value, list) else
+            if name == 'breakdown_tasks':
+                continue
+            print('%-28s %s' % (name, ', '.join('%.3f' % v for v in value) if isinstance(value, list) else
                                 ('%.3f' % value if isinstance(value, float) else value)))
         return 0
     print('\n%-22s %10s %10s  %s' % ('figure', 'value', 'goal', 'met'))
@@ -380,7 +551,7 @@ def main(argv=None):
         met = value is not None and (value >= goal if op == '>=' else value <= goal)
         print('%-22s %10s %10s  %s' % (name, '%.3f' % value if value is not None else 'n/a', op + ' %g' % goal,
                                        'yes' if met else 'NO'))
-    doc = {'date': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
+    doc = {'date': now(),
            'machine': machine(), 'figures': figures, 'goals': dict((k, '%s %g' % v) for k, v in GOALS.items())}
     with open(args.out, 'w') as f:
         json.dump(doc, f, indent=2, sort_keys=True)

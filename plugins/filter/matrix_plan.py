@@ -24,6 +24,16 @@ options:
     description: Host names of the inventory (C(groups['all'])); each cell's host must be one of them.
     type: list
     elements: str
+  hostvars:
+    description:
+      - The inventory's C(hostvars); with O(labels_var), a cell takes the labels its host carries in
+        that host variable (the cell's own labels win).
+    type: dict
+  labels_var:
+    description:
+      - The host variable with a host's labels (the local lab's guests carry C(bench_lab_labels)).
+        Empty or unset, cells keep their own labels only.
+    type: str
 author:
   - benchlab.bench maintainers (@benchlab)
 '''
@@ -55,9 +65,25 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 
 
-def matrix_plan(matrix, inventory_hosts=None):
+def host_labels(matrix, hostvars, labels_var):
+    """{host: labels} of the matrix's cell hosts that carry `labels_var`."""
+    out = {}
+    for cell in (matrix.get('cells') or []) if isinstance(matrix, dict) else []:
+        host = cell.get('host') if isinstance(cell, dict) else None
+        try:
+            labels = hostvars[host].get(labels_var) if isinstance(host, str) else None
+        except KeyError:  # not in the inventory: validate_matrix names it
+            continue
+        if isinstance(labels, dict):
+            out[host] = dict(labels)
+    return out
+
+
+def matrix_plan(matrix, inventory_hosts=None, hostvars=None, labels_var=None):
     try:
-        return expand_plan(matrix, inventory_hosts=list(inventory_hosts) if inventory_hosts is not None else None)
+        labels = host_labels(matrix, hostvars, labels_var) if hostvars is not None and labels_var else None
+        return expand_plan(matrix, inventory_hosts=list(inventory_hosts) if inventory_hosts is not None else None,
+                           host_labels=labels)
     except MatrixError as e:
         raise AnsibleFilterError(str(e))
 

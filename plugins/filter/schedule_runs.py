@@ -24,7 +24,7 @@ options:
     type: dict
     required: true
   hostvars:
-    description: The inventory's C(hostvars) (only C(bench_hypervisor_host) and C(bench_contention) are read).
+    description: The inventory's C(hostvars) (only C(bench_hypervisor_host), C(bench_contention) and C(drbd_resources) are read).
     type: dict
     required: true
 author:
@@ -46,7 +46,9 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description: C(steps) (a list of mappings host -> index of the run in the plan's C(runs)) and
-    C(contention) (host -> the resources it holds).
+    C(contention) (host -> the resources it holds), and C(one_task) (per step, whether each of its
+    runs is one C(benchlab.bench.run_benchmark) task, that is no iperf, no async run, no hypervisor
+    host or DRBD resources to prepare).
   type: dict
 '''
 

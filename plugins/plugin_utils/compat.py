@@ -86,6 +86,11 @@ class TargetModuleAction(NormalAction):
 
     def run(self, tmp=None, task_vars=None):
         result = super(TargetModuleAction, self).run(tmp, task_vars)
+        return self._target_python_check(result, task_vars)
+
+    def _target_python_check(self, result, task_vars):
+        """The module's result, or one message naming the host and what to install when the module
+        could not start there (see the module docstring)."""
         no_result = result.get('failed') and result.get('_ansible_parsed') is False
         started_async = bool(self._task.async_val) and result.get('started') and not result.get('failed')
         if not (no_result or started_async) or not self._used_interpreter:

@@ -17,7 +17,6 @@ DEFAULT_METHODOLOGY = {'warmup': False, 'cooldown_s': 2, 'quiesce': True, 'max_l
                        'quiesce_wait_s': 0, 'drop_hypervisor_caches': True, 'async_after_s': 120}
 # Conservative rates (MB/s) for the duration estimate of runs whose length is set by a size.
 _EST_MB_S = {'dd': 50.0, 'fio': 50.0, 'sysbench_fileio': 100.0, 'compress': 5.0, 'bonnie': 30.0}
-_DEFAULT_SIZE = {'dd': '256M', 'fio': '256M', 'sysbench_fileio': '1G', 'compress': '32M'}
 # The largest size a matrix may ask for: more than any run on one host could write.
 MAX_SIZE_BYTES = 2 ** 50  # 1 PiB
 # A size string as the schema admits it (a number, a K/M/G/T prefix, an optional i/B).
@@ -187,34 +186,39 @@ def effective_repetitions(matrix, benchmark):
 
 def estimate_s(tool, params):
     """A rough upper estimate of one run's duration in seconds, or None when unknown (bonnie++ at
-    its default of twice the RAM). Only used to decide which runs go async."""
+    its default of twice the RAM). Only used to decide which runs go async. An option the matrix
+    leaves out has the module's default (plugin_utils/runargs.py reads it from the module)."""
     from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import option_default
     p = params or {}
 
-    def mb(default):
+    def opt(name):
+        return p.get(name, option_default(tool, name))
+
+    def mb():
         try:
-            return parse_size(p.get('size', default)) / 1e6
+            return parse_size(opt('size')) / 1e6
         except (UnitError, TypeError, ValueError):
             return None
 
     if tool == 'iperf':
-        return float(p.get('time', 10)) + 2
+        return float(opt('time')) + 2
     if tool == 'dbench':
-        return (float(p.get('time', 60)) + 2) * max(len(p.get('clients') or [1]), 1)
+        return (float(opt('time')) + 2) * max(len(p.get('clients') or [1]), 1)
     if tool == 'fio' and p.get('job_file'):
         return None     # a job file's length is its own: unknown here
     if tool == 'fio' and p.get('runtime'):
-        return float(p['runtime']) + (mb('256M') or 0) / 200.0
+        return float(p['runtime']) + (mb() or 0) / 200.0
     if tool == 'sysbench_fileio':
-        return float(p.get('time', 60)) + (mb('1G') or 0) / _EST_MB_S[tool]
+        return float(opt('time')) + (mb() or 0) / _EST_MB_S[tool]
     if tool == 'bonnie' and 'size' not in p:
         return None
-    size = mb(_DEFAULT_SIZE.get(tool, '256M'))
+    size = mb()
     if size is None:
         return None
     factor = 2.0 if (tool == 'dd' and p.get('test') == 'copy') else 1.0
     if tool == 'compress':
-        factor = 2.0 * max(len(p.get('compressors') or ['bzip2']), 1)
+        factor = 2.0 * max(len(opt('compressors') or ['bzip2']), 1)
     if tool == 'bonnie':
         factor = 3.0
     return size / _EST_MB_S.get(tool, 50.0) * factor
@@ -262,17 +266,20 @@ def validate_matrix(matrix, inventory_hosts=None):
     return matrix
 
 
-def expand_plan(matrix, inventory_hosts=None):
+def expand_plan(matrix, inventory_hosts=None, host_labels=None):
     """Validate, then expand the matrix into the plan: cells, hosts and the ordered runs.
 
     Repetitions are interleaved (repetition 1 of every benchmark in every cell, then repetition 2,
     ...) so a slow drift of the machine spreads over all cells instead of biasing one. Warm-up runs
     (repetition 0) come first. Benchmarks with a variance gate (max_cv, max_repetitions) are listed
     in `gates`; the bench_run role adds runs for them (plugin_utils/gate.py), never beyond the cap.
+    host_labels ({host: labels}, e.g. the local lab's guests): a cell's labels start from its host's,
+    the cell's own win.
     """
     matrix = validate_matrix(matrix, inventory_hosts)
     concurrency = int(matrix.get('concurrency', 1))
-    cells = [dict(c, labels=dict(c.get('labels') or {})) for c in matrix['cells']]
+    host_labels = host_labels or {}
+    cells = [dict(c, labels=dict(host_labels.get(c['host']) or {}, **(c.get('labels') or {}))) for c in matrix['cells']]
     by_name = dict((c['name'], c) for c in cells)
     benchmarks = []
     for b in matrix['benchmarks']:

@@ -14,7 +14,10 @@ hypervisor). Each host's runs keep their plan order (repetitions stay interleave
 
 from __future__ import annotations
 
-HOST_VARS = ('bench_hypervisor_host', 'bench_contention')
+HOST_VARS = ('bench_hypervisor_host', 'bench_contention', 'drbd_resources')
+# The tools whose runs need more than the one task benchlab.bench.run_benchmark (iperf: servers
+# on other hosts, pairs started together), as roles/bench_run/tasks/<tool>.yml.
+TASK_FILE_TOOLS = ('iperf',)
 
 
 class ScheduleError(ValueError):
@@ -94,8 +97,20 @@ def schedule_runs(runs, resources, concurrency=1):
     return steps
 
 
+def one_task(run, hostvars):
+    """Whether a run is one task (benchlab.bench.run_benchmark): a synchronous run of a tool other
+    than TASK_FILE_TOOLS on a host with nothing to prepare first (no hypervisor host whose caches a
+    delegated task drops, no DRBD resources to wait for)."""
+    v = hostvars.get(run['host']) or {}
+    return (run['tool'] not in TASK_FILE_TOOLS and not int(run.get('async_s') or 0)
+            and not v.get('bench_hypervisor_host') and not v.get('drbd_resources'))
+
+
 def plan_schedule(plan, hostvars):
-    """{'steps': schedule_runs(...), 'contention': {host: resources}} for a plan (its `concurrency`,
-    default 1)."""
+    """{'steps': schedule_runs(...), 'contention': {host: resources}, 'one_task': [bool per step]}
+    for a plan (its `concurrency`, default 1). A step is one task per host when every run in it is
+    (one_task): all hosts of a step then include the same file and run at the same time."""
     res = contention(plan, hostvars)
-    return {'steps': schedule_runs(plan['runs'], res, int(plan.get('concurrency') or 1)), 'contention': res}
+    steps = schedule_runs(plan['runs'], res, int(plan.get('concurrency') or 1))
+    single = [all(one_task(plan['runs'][i], hostvars) for i in step.values()) for step in steps]
+    return {'steps': steps, 'contention': res, 'one_task': single}
