@@ -16,8 +16,13 @@ export ANSIBLE_FORCE_COLOR ?= 0
 
 # The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
 # the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
+# SCENARIO=<name>: the local rendition of a field report, scenarios/<name>/local.yml (its lab guests
+# and matrix); without it, the quick lab matrix.
+SCENARIO ?=
 bench: setup
-	$(BIN)/ansible-playbook playbooks/lab_bench.yml -i inventories/local
+	@if [ -n "$(SCENARIO)" ] && [ ! -f "scenarios/$(SCENARIO)/local.yml" ]; then \
+		echo "SCENARIO=$(SCENARIO): no scenarios/$(SCENARIO)/local.yml; one of: $$(ls scenarios | tr '\n' ' ')"; exit 2; fi
+	$(BIN)/ansible-playbook playbooks/lab_bench.yml -i inventories/local $(if $(SCENARIO),-e @scenarios/$(SCENARIO)/local.yml)
 
 # Remove the local lab (containers, processes, mounts, loop devices, routes, veths, bridge, images);
 # safe on a half-built lab or none. The rootfs cache /var/cache/benchlab is kept.

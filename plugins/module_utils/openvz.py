@@ -126,6 +126,11 @@ def normalize(spec):
         raise OpenVZError('state must be one of %s' % ', '.join(STATES))
     if s['state'] != 'absent' and not s.get('ostemplate'):
         raise OpenVZError('ostemplate is needed to create a container')
+    private_dir = s.get('private_dir')
+    if private_dir and not (re.fullmatch(r'/[A-Za-z0-9_.+/-]*', private_dir) and '..' not in private_dir.split('/')):
+        raise OpenVZError('private_dir must be an absolute path of letters, digits and _.+/- without "..", got %r'
+                          % private_dir)
+    s['private_dir'] = private_dir.rstrip('/') or '/' if private_dir else None
     return s
 
 
@@ -271,6 +276,8 @@ def vzctl_create(s):
         argv += ['--config', s['config']]
     if s.get('hostname'):
         argv += ['--hostname', s['hostname']]
+    if s.get('private_dir'):
+        argv += ['--private', '%s/%s' % (s['private_dir'], s['ctid'])]
     return argv
 
 
@@ -318,7 +325,10 @@ def veth_address_argv(s, run_prefix):
 
 
 def prlctl_create(s):
-    return ['prlctl', 'create', s['ctid'], '--vmtype', 'ct', '--ostemplate', s['ostemplate']]
+    argv = ['prlctl', 'create', s['ctid'], '--vmtype', 'ct', '--ostemplate', s['ostemplate']]
+    if s.get('private_dir'):
+        argv += ['--dst', s['private_dir']]
+    return argv
 
 
 def prlctl_set(s):

@@ -26,6 +26,9 @@ description:
     cache without a sync: this measures the CPU, not the storage."
   - The methodology guards (O(guards)) are applied once, after the input is generated and before the
     first timed run; what they did is in every record's C(params.guards).
+  - With O(input), a file the user names (such as the C(data.zip) of the field report) is copied into
+    the work directory (not timed) and compressed instead of generated text; O(size) and O(seed) are
+    then ignored, and the record carries C(params.input=file), C(params.input_path) and its SHA-256.
   - The work directory is removed afterwards, also on failure.
 author:
   - benchlab.bench maintainers (@benchlab)
@@ -46,6 +49,13 @@ options:
     description: Seed of the text generator. The same seed and size give the same input everywhere.
     type: int
     default: 42
+  input:
+    description:
+      - A regular file on the target to compress instead of generated text. It is copied into the work
+        directory first (not timed) and never modified; O(size) and O(seed) are ignored.
+      - Keep it off the storage under test when that matters (a tmpfs such as C(/dev/shm)); the copy
+        is read from the page cache either way.
+    type: path
   compressors:
     description:
       - The compressors to time, in this order.
@@ -88,6 +98,11 @@ EXAMPLES = r'''
 - name: Compression throughput in MB/s
   ansible.builtin.debug:
     msg: "{{ cpu.bench_results | map(attribute='test') | zip(cpu.bench_results | map(attribute='metrics.throughput.value')) }}"
+
+- name: Time bzip2 -9 and bzip2 -d of a file you name, as in the field report (data.zip)
+  benchlab.bench.compress:
+    input: /var/tmp/data.zip
+    level: 9
 
 - name: All four compressors, zstd and xz with two threads, in a directory on the storage under test
   benchlab.bench.compress:
@@ -148,8 +163,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.compress import (
-    COMPRESSORS, CompressError, check_options, compress_argv, compress_record, decompress_argv, file_sha256,
-    compressor_version, rusage_delta, threads_for, write_text)
+    COMPRESSORS, CompressError, check_options, compress_argv, compress_record, compressor_version, copy_input,
+    decompress_argv, file_sha256, rusage_delta, threads_for, write_text)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
@@ -200,6 +215,8 @@ def round_trip(br, p, item, size, input_sha, level, version, guarded, warnings, 
     threads = threads_for(c, p['threads'])
     params = dict(size=p['size'], bytes=size, seed=p['seed'], compressor=c, level=level,
                   threads=threads, input=INPUT_GENERATOR, input_sha256=input_sha, cpu_time=CPU_TIME)
+    if p['input']:
+        params.update(size=None, seed=None, input='file', input_path=p['input'])
     params.update(guarded)
     workdir = br.workdir
     link_or_copy(os.path.join(workdir, 'input.txt'), data)
@@ -254,6 +271,8 @@ def validate(module, p):
     path = p['path'] or tempfile.gettempdir()
     if not os.path.isdir(path):
         module.fail_json(msg='path %s does not exist or is not a directory' % path)
+    if p['input'] and not os.path.isfile(p['input']):
+        module.fail_json(msg='input %s does not exist or is not a regular file' % p['input'])
     return size, compressors, levels, path
 
 
@@ -262,6 +281,7 @@ def main():
         path=dict(type='path'),
         size=dict(type='str', default='32M'),
         seed=dict(type='int', default=42),
+        input=dict(type='path'),
         compressors=dict(type='list', elements='str', default=['bzip2'], choices=sorted(COMPRESSORS),
                          aliases=['tools', 'algorithms']),
         level=dict(type='int'),
@@ -286,7 +306,10 @@ def main():
                          decompress_argv(binaries[c], c, p['threads'], packed)))
         br.result['cmds'] = [argv for item in plan for argv in item[3:]]
         br.dry_run(br.result['cmds'][0], writes=[workdir], argvs=br.result['cmds'])
-        input_sha = write_text(os.path.join(workdir, 'input.txt'), size, p['seed'])
+        if p['input']:
+            input_sha, size = copy_input(p['input'], os.path.join(workdir, 'input.txt'))
+        else:
+            input_sha = write_text(os.path.join(workdir, 'input.txt'), size, p['seed'])
         versions = dict((c, tool_version(module, binaries[c], c)) for c in compressors)
         guarded, guard_warnings = {}, []
         br.measure(guarded, guard_warnings)

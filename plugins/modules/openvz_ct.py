@@ -92,6 +92,14 @@ options:
   config:
     description: vzctl sample config to create from (C(--config), for example V(vswap-1g)).
     type: str
+  private_dir:
+    description:
+      - Where the container's private area (its files, or its ploop image) is made, so that a
+        container can live on a given volume, such as a DRBD-backed C(/vz) or an equal plain volume.
+      - vzctl gets C(--private <private_dir>/<ctid>), prlctl C(--dst <private_dir>). Used when the
+        container is created; an existing container is not moved.
+      - Default is the host's own (C(VE_PRIVATE) of C(vz.conf), usually C(/vz/private)).
+    type: path
   conf_dir:
     description: Where vzctl keeps the container configs.
     type: path
@@ -277,6 +285,7 @@ def main():
             ifname=dict(type='str', default='eth0'),
             nameserver=dict(type='str'),
             config=dict(type='str'),
+            private_dir=dict(type='path'),
             conf_dir=dict(type='path', default='/etc/vz/conf'),
             ve_root=dict(type='path', default='/vz/root'),
             adopt=dict(type='bool', default=False),
