@@ -40,6 +40,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.benchlab.bench.plugins.module_utils.common import start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
     create_workdir, proc_start_time, remove_tree, stop_recorded, update_marker)
 
@@ -70,6 +71,7 @@ class BenchRun(object):
         self.keep = bool(module.params.get('keep'))
         self.result = {'changed': False}
         self.warnings = []
+        self.flags = []
         self.dry = new_dry_run(tool)
         self.workdir = None
         self.owned = []
@@ -229,7 +231,23 @@ class BenchRun(object):
         except ValueError as e:
             self.fail(what, res, extra=str(e))
 
+    def flag(self, code, message=None):
+        """A trap code (module_utils/trapcodes.py) for every record of this run, and its warning text."""
+        if code not in self.flags:
+            self.flags.append(code)
+        if message and message not in self.warnings:
+            self.warnings.append(message)
+
+    def warn(self, message, code=None):
+        """A warning (None: nothing to say) and, with it, its trap code."""
+        if message:
+            self.flag(code, message) if code else self.warnings.append(message)
+
     def exit(self, **result):
+        records = [result.get('bench_result')] + list(result.get('bench_results') or [])
+        for rec in records:
+            if isinstance(rec, dict):
+                rec['flags'] = record_flags(rec.get('params'), list(rec.get('flags') or []) + self.flags)
         self.result.update(result)
         if self.keep and self.workdir and not self.check_mode:
             self.result['workdir'] = self.workdir

@@ -14,7 +14,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_st
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import duplicate_flag, measurements
 from ansible_collections.benchlab.bench.plugins.plugin_utils.records import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, trap_rates, zero_elision_flag
 
 _ABSENT = object()
 
@@ -74,7 +74,7 @@ def analyze(records, plan=None, environment=None):
             if m not in b['metrics']:
                 b['metrics'].append(m)
 
-    out = []
+    out, runs = [], []
     for b in benchmarks:
         seen = list(b['cells'])
         names = sorted(seen, key=lambda n: (cell_order.index(n) if n in cell_order else len(cell_order), seen.index(n)))
@@ -126,6 +126,7 @@ def analyze(records, plan=None, environment=None):
         for c in cells:
             env = [e for e in (environment or {}).values() if (e.get('labels') or {}).get('cell') == c['cell']]
             dup = duplicate_flag(c['records'])
+            runs.extend(c['records'])
             c['flags'] = cell_flags(bench, c, c.pop('records'), gate=c['gate'], environment=env,
                                     expected_faster=bool(plan_cells.get(c['cell'], {}).get('expected_faster')))
             if dup:
@@ -139,7 +140,7 @@ def analyze(records, plan=None, environment=None):
                 c['flags'].append(flag)
     for bench in out:
         bench.pop('same_but_data')
-    return dict(benchmarks=out)
+    return dict(benchmarks=out, traps=trap_rates(runs))
 
 
 # Params that differ between a zero-data and a real-data run of the same test without changing it.
