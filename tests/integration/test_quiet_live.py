@@ -36,7 +36,7 @@ def _bench(tmp_path, env, name, hogs=0):
     playbook = ' '.join(str(a) for a in (
         BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
         '-e', '@%s' % (tmp_path / ('%s.yml' % name)), '-e', 'bench_install_tools=false'))
-    start_hogs = ''.join("setsid --fork %s -c '%s'; " % (sys.executable, HOG) for _ in range(hogs))
+    start_hogs = ''.join("setsid --fork %s -c '%s'; " % (sys.executable, HOG) for _hog in range(hogs))
     env = dict(env, BENCHLAB_REPORT_DIR=str(tmp_path / ('runs-%s' % name)))
     proc = run(['unshare', '--pid', '--fork', '--mount-proc', 'sh', '-c', start_hogs + 'setsid --wait ' + playbook],
                env, cwd=REPO)

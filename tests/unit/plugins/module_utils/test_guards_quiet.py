@@ -66,7 +66,7 @@ def test_on_this_machine_a_hog_outside_our_tree_is_other_and_our_child_is_own(tm
     child = subprocess.Popen([sys.executable, '-c', 'import time\nt = time.time() + 30\nwhile time.time() < t: pass'])
     stranger = None
     try:
-        for _ in range(100):
+        for _try in range(100):
             if pidfile.exists() and pidfile.read_text():
                 stranger = int(pidfile.read_text())
                 break
