@@ -177,3 +177,20 @@ def test_tables_per_test_and_sweep_point():
     steady = [r('cpu', t, v) for t, vals in (('bzip2-9-compress', (5, 5.1, 4.9)), ('bzip2-decompress', (20, 20.2, 19.8)))
               for v in vals]
     assert gate_status(steady, 0.05, 6) == dict(gate_status(steady, 0.05, 6), met=True, n=3)
+
+
+def test_every_format_shows_the_fraction_of_runs_flagged():
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+    records = [rec('w', 'base', v) for v in (100, 101, 99)] + [rec('w', 'up', v) for v in (100, 102, 98)]
+    for r in records[3:5]:
+        r['params']['guards']['quiet'] = False
+        r['flags'] = ['not_quiet']
+    a = analyze(records)
+    line = 'not_quiet (machine not quiet): 2 of 6 runs (33%)'
+    assert line in render_markdown(a, {'run_id': 'r'})
+    assert line in render_html(a, {'run_id': 'r'}, {}, None)
+    assert 'runs flagged: not_quiet 2/6' in render_terminal(a)
+    csv_rows = render_csv([dict(r, host='h') for r in records]).splitlines()
+    assert csv_rows[0].split(',')[15] == 'flags' and sum(1 for row in csv_rows if ',not_quiet' in row) == 2
