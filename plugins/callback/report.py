@@ -391,7 +391,7 @@ class CallbackModule(CallbackBase):
         what = bench if bench.startswith(tool) else ('%s %s' % (tool, bench)).strip()
         if test and str(test) not in what:
             what += ' ' + str(test)
-        what += ' #%s%s on %s' % (run.get('repetition'), ' (gate)' if str(run.get('gate')) == 'True' else '',
+        what += ' #%s%s on %s' % (run.get('repetition'), ' (gate)' if run.get('gate') is True else '',
                                   run.get('cell'))
         if labels:
             what += ' (%s)' % ', '.join(str(v) for v in labels.values())

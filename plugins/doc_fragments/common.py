@@ -20,9 +20,14 @@ options:
     description:
       - Methodology guards applied right before the measurement, recorded in the record's
         C(params.guards); a problem becomes a warning on the record.
-      - V(quiesce) (default V(true)) checks the 1-minute load average against V(max_load_per_cpu)
-        (default V(0.75)) times the CPU count and looks for other benchmark processes; with
-        V(quiesce_wait_s) (default V(0), warn only) it waits up to that long for a quiet machine.
+      - V(quiesce) (default V(true)) looks for other benchmark processes before the run and measures
+        the CPU time other processes used while the tool ran (leaving out the run's own tool, the
+        module, its ancestors and process group, the Ansible workers of a local connection, and
+        kernel threads); above V(max_other_cpu_pct) (default V(10), percent of all CPUs) the record's
+        C(params.guards.quiet) is false and it carries the trap code C(not_quiet). With
+        V(quiesce_wait_s) (default V(0)) it first waits up to that long for the 1-minute load average
+        to drop below V(max_load_per_cpu) (default V(0.75)) times the CPU count; the load average
+        itself is recorded (C(load_before)), never the verdict.
       - V(cooldown_s) (default V(0)) sleeps before measuring; the bench_run role sets it between
         repetitions.
       - V(warmup) (default V(false)) marks a run that is stored but not counted by the analysis.

@@ -11,7 +11,9 @@ argv:
 - check mode: ``bench_dry_run`` = {tool, argv, writes, creates, removes, refused} (shared
   contract 4); a refusal in check mode is reported there instead of failing;
 - the device guard (module_utils/devguard.py) for every device a module writes;
-- the methodology guards (common.start_measurement);
+- the methodology guards (common.start_measurement), and the quiet verdict over the run: the CPU
+  time other processes used while the tool ran (guards.run_verdict; this run's own tree, its
+  process group and the tool's session are left out);
 - running the tool timed, in a session of its own whose process group and leader start time are
   recorded in the marker while it runs;
 - parse-or-fail (runner.fail with the output tails);
@@ -39,7 +41,9 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import cpu_snapshot, other_cpu, own_processes, run_verdict
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
     create_workdir, proc_start_time, remove_tree, stop_recorded, update_marker)
 
@@ -70,11 +74,13 @@ class BenchRun(object):
         self.keep = bool(module.params.get('keep'))
         self.result = {'changed': False}
         self.warnings = []
+        self.flags = []
         self.dry = new_dry_run(tool)
         self.workdir = None
         self.owned = []
         self.parent = None
         self._running = None
+        self._guard = None
         self._handlers = {}
         self._errors = (OSError, IOError, Interrupted) + tuple(errors)
 
@@ -180,8 +186,10 @@ class BenchRun(object):
 
     def measure(self, params, warnings=None, competing=None):
         """The methodology guards, right before the measurement."""
-        return start_measurement(self.module, params, self.warnings if warnings is None else warnings,
-                                 competing=competing)
+        warnings = self.warnings if warnings is None else warnings
+        done = start_measurement(self.module, params, warnings, competing=competing)
+        self._guard = (done, warnings)    # the next run() measures the other processes' CPU
+        return done
 
     def run(self, argv, cwd=None, data=None):
         """Run the tool (argv list) under the C locale, timed. With a work directory it runs in a
@@ -193,6 +201,8 @@ class BenchRun(object):
         env.update(C_LOCALE)
         owned = [path for path, _keep in self.owned]
         own_session = bool(owned)
+        guard, self._guard = self._guard, None
+        before = cpu_snapshot() if guard else None
         start = time.monotonic()
         devnull = open(os.devnull, 'rb')
         try:
@@ -206,9 +216,24 @@ class BenchRun(object):
             for path in owned:
                 update_marker(path, pgid=proc.pid, pid_start=self._running[1])
         out, err = proc.communicate(data)
+        duration = time.monotonic() - start
         self._running = None
+        if guard:
+            self._quiet_verdict(guard, before, duration, [proc.pid] if own_session else [])
         return CommandResult(argv, proc.returncode, to_native(out, errors='surrogate_or_strict'),
-                             to_native(err, errors='surrogate_or_strict'), time.monotonic() - start)
+                             to_native(err, errors='surrogate_or_strict'), duration)
+
+    @staticmethod
+    def _quiet_verdict(guard, before, window_s, sessions):
+        """guards.run_verdict over the run that just ended (the tool is reaped: its CPU is ours)."""
+        after = cpu_snapshot()
+        me = os.getpid()
+        own = own_processes(before, me, sessions) | own_processes(after, me, sessions)
+        try:
+            ticks = os.sysconf('SC_CLK_TCK')
+        except (ValueError, OSError):
+            ticks = 100
+        run_verdict(guard[0], guard[1], other_cpu(before, after, own), window_s, ticks_per_s=ticks)
 
     def stop_tool(self):
         """Stop the running tool's recorded processes (failure or interrupt)."""
@@ -229,7 +254,23 @@ class BenchRun(object):
         except ValueError as e:
             self.fail(what, res, extra=str(e))
 
+    def flag(self, code, message=None):
+        """A trap code (module_utils/trapcodes.py) for every record of this run, and its warning text."""
+        if code not in self.flags:
+            self.flags.append(code)
+        if message and message not in self.warnings:
+            self.warnings.append(message)
+
+    def warn(self, message, code=None):
+        """A warning (None: nothing to say) and, with it, its trap code."""
+        if message:
+            self.flag(code, message) if code else self.warnings.append(message)
+
     def exit(self, **result):
+        records = [result.get('bench_result')] + list(result.get('bench_results') or [])
+        for rec in records:
+            if isinstance(rec, dict):
+                rec['flags'] = record_flags(rec.get('params'), list(rec.get('flags') or []) + self.flags)
         self.result.update(result)
         if self.keep and self.workdir and not self.check_mode:
             self.result['workdir'] = self.workdir

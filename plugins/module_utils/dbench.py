@@ -26,6 +26,7 @@ import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA
 
 # dbench's MB/sec is 10^6 bytes per second (1.0e-6 * total_bytes / t in dbench.c).
 DBENCH_MB = 1e6
@@ -192,6 +193,12 @@ def dbench_metrics(parsed):
     return metrics
 
 
+# dbench's fileio backend writes zero-filled buffers (strace of dbench 4.0 on this machine: its pwrite64
+# calls write "\0\0\0..."), like sysbench fileio: every record carries this warning and the code zero_data.
+ZERO_DATA_WARNING = ('dbench writes buffers of zero bytes: storage that skips, compresses or deduplicates zero '
+                     'blocks (ploop, thin volumes, compression) reports write speeds it never reached')
+
+
 def dbench_record(text, test=None, tool_version=None, labels=None, params=None, warnings=None, **extra):
     """Parse one dbench run into a result record (labels get `clients`).
 
@@ -211,6 +218,8 @@ def dbench_record(text, test=None, tool_version=None, labels=None, params=None, 
     labels = dict(labels or {})
     labels['clients'] = parsed['clients']
     warnings = list(warnings or [])
+    if ZERO_DATA_WARNING not in warnings:
+        warnings.append(ZERO_DATA_WARNING)
     if test is None:
         test = 'netbench'
         if parsed['loadfile']:
@@ -222,4 +231,4 @@ def dbench_record(text, test=None, tool_version=None, labels=None, params=None, 
                    'aggregate': "dbench's Throughput line: all clients together; max_latency the worst client's"}
     return new_record('dbench', test, dbench_metrics(parsed), tool_version=tool_version or parsed['version'],
                       labels=labels, params=params, warnings=warnings, raw_tail=tail(text, 5), workers=workers,
-                      **extra)
+                      flags=list(extra.pop('flags', None) or []) + [ZERO_DATA], **extra)

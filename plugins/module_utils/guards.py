@@ -3,8 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Methodology guards a benchmark module applies right before it measures (DESIGN.md section 5).
 
-- quiescence: the load average per CPU and other benchmark processes running on the target; warn,
-  or wait up to `quiesce_wait_s` for the machine to calm down;
+- quiescence: before the run, other benchmark processes and the load average per CPU (wait up to
+  `quiesce_wait_s` for the machine to calm down); the verdict ``quiet`` is measured over the run
+  itself: the CPU time that *other* processes used while the tool ran (``other_cpu_pct``, from
+  /proc/<pid>/stat before and after, module_utils/benchrun.py takes the two samples), never the
+  load average, which counts the run's own tool, the module and Ansible;
 - cool-down: sleep `cooldown_s` before the measurement (the bench_run role asks for it between
   repetitions);
 - warm-up: a run marked `warmup` is measured and stored but not counted by the analysis;
@@ -23,15 +26,22 @@ BENCH_PROCESSES = ('fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', '
 DEFAULTS = {
     'quiesce': True,
     'max_load_per_cpu': 0.75,
+    'max_other_cpu_pct': 10.0,
     'quiesce_wait_s': 0,
     'cooldown_s': 0,
     'warmup': False,
     'hypervisor_caches_dropped': None,
     'concurrency': None,
 }
-_TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'quiesce_wait_s': (int, float),
+_TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct': (int, float), 'quiesce_wait_s': (int, float),
           'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
           'concurrency': (int, type(None))}
+
+
+_NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'concurrency')
+# /proc/<pid>/stat flags: a kernel thread (it works for whoever asked, such as writeback for our
+# own writes; not "other load")
+PF_KTHREAD = 0x00200000
 
 
 class GuardError(ValueError):
@@ -44,11 +54,11 @@ def normalize(guards):
     for key, value in (guards or {}).items():
         if key not in DEFAULTS:
             raise GuardError('guards.%s: unknown guard (known: %s)' % (key, ', '.join(sorted(DEFAULTS))))
-        if isinstance(value, bool) and key in ('max_load_per_cpu', 'quiesce_wait_s', 'cooldown_s', 'concurrency'):
+        if isinstance(value, bool) and key in _NUMBERS:
             raise GuardError('guards.%s: expected a number, got %r' % (key, value))
         if not isinstance(value, _TYPES[key]):
             raise GuardError('guards.%s: expected %s, got %r' % (key, 'true/false' if _TYPES[key] is bool else 'a number', value))
-        if key in ('max_load_per_cpu', 'quiesce_wait_s', 'cooldown_s') and value < 0:
+        if key in _NUMBERS[:-1] and value < 0:
             raise GuardError('guards.%s: must not be negative, got %r' % (key, value))
         if key == 'concurrency' and value is not None and value < 1:
             raise GuardError('guards.concurrency: must be 1 or more, got %r' % (value,))
@@ -92,6 +102,78 @@ def quiet_verdict(load1, cpus, max_load_per_cpu, competing):
     return (not reasons), '; '.join(reasons)
 
 
+def read_stat(proc, pid):
+    """(ppid, pgrp, session, kernel_thread, cpu_ticks, start_ticks) of one /proc/<pid>/stat, or None."""
+    try:
+        with open(os.path.join(proc, str(pid), 'stat')) as f:
+            rest = f.read().rsplit(')', 1)[1].split()
+        return (int(rest[1]), int(rest[2]), int(rest[3]), bool(int(rest[6]) & PF_KTHREAD),
+                int(rest[11]) + int(rest[12]), int(rest[19]))
+    except (OSError, IOError, ValueError, IndexError):
+        return None
+
+
+def cpu_snapshot(proc='/proc'):
+    """{pid: read_stat(...)} of every process now."""
+    snap = {}
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return snap
+    for entry in entries:
+        if entry.isdigit():
+            st = read_stat(proc, entry)
+            if st is not None:
+                snap[int(entry)] = st
+    return snap
+
+
+def own_processes(snap, self_pid, sessions=()):
+    """The pids of `snap` that are this run's own: kernel threads, the module's ancestors (the shell,
+    sshd's session or the Ansible worker and ansible-playbook that started it), its descendants (the
+    tool), every process of the module's process group (with a local connection the controller's
+    ansible-playbook job: its workers and what they started; with ssh the remote command) and of the
+    tool's own session (`sessions`: benchrun runs the tool in a session of its own). Chosen by
+    ancestry, process group and session, never by a name: a benchmark called like ours but outside
+    this tree is other load."""
+    own = set(pid for pid, st in snap.items() if st[3])
+    pid = self_pid
+    while pid in snap and pid not in own:
+        own.add(pid)
+        pid = snap[pid][0]
+    own.add(self_pid)
+    groups = set(sessions)
+    if self_pid in snap:
+        groups.add(snap[self_pid][1])
+    groups.discard(0)   # a group outside this pid namespace reads as 0: it names nothing here
+    own.update(p for p, st in snap.items() if st[1] in groups or st[2] in set(sessions))
+    children = {}
+    for p, st in snap.items():
+        children.setdefault(st[0], []).append(p)
+    todo, seen = [self_pid], set([self_pid])
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                own.add(child)
+                todo.append(child)
+    return own
+
+
+def other_cpu(before, after, own):
+    """[(cpu_ticks, pid)] used between the two snapshots by processes not in `own`, busiest first.
+    A pid whose start time changed is a new process: all its ticks count."""
+    used = []
+    for pid, st in after.items():
+        if pid in own:
+            continue
+        prev = before.get(pid)
+        ticks = st[4] - (prev[4] if prev and prev[5] == st[5] else 0)
+        if ticks > 0:
+            used.append((ticks, pid))
+    return sorted(used, reverse=True)
+
+
 def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloadavg, cpus=None,
                  competing=competing_processes):
     """Apply the guards before a measurement. Returns (params for the record, warnings)."""
@@ -109,15 +191,53 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
         while True:
             load1 = loadavg()[0]
             others = competing()
-            quiet, reason = quiet_verdict(load1, cpus, g['max_load_per_cpu'], others)
+            calm = quiet_verdict(load1, cpus, g['max_load_per_cpu'], others)[0]
             waited = now() - start
-            if quiet or waited >= g['quiesce_wait_s']:
+            if calm or waited >= g['quiesce_wait_s']:
                 break
             sleep(min(2.0, g['quiesce_wait_s'] - waited))
-        record.update(load_before=round(load1, 2), waited_s=round(waited, 1), quiet=quiet)
+        # The load average only decides how long to wait: it counts this run's own tool, module and
+        # Ansible. The verdict is other benchmarks now, and other processes' CPU over the run
+        # (run_verdict, when the skeleton measured the run).
+        quiet = not others
+        record.update(load_before=round(load1, 2), waited_s=round(waited, 1), quiet=quiet,
+                      max_other_cpu_pct=g['max_other_cpu_pct'])
         if not quiet:
             warnings.append('machine not quiet before the measurement: %s%s' % (
-                reason, ' (waited %.0f s)' % waited if g['quiesce_wait_s'] else ''))
+                quiet_verdict(0, cpus, g['max_load_per_cpu'], others)[1],
+                ' (waited %.0f s)' % waited if g['quiesce_wait_s'] else ''))
+        elif not calm and g['quiesce_wait_s']:
+            warnings.append('load average %.2f still above %.2f per CPU after waiting %.0f s (it counts this run\'s '
+                            'own processes too: the verdict is the other processes\' CPU during the run)'
+                            % (load1, g['max_load_per_cpu'], waited))
     if g['warmup']:
         warnings.append('warm-up run: stored, not counted in the statistics')
     return record, warnings
+
+
+def _comm(proc, pid):
+    try:
+        with open(os.path.join(proc, str(pid), 'comm')) as f:
+            return f.read().strip()
+    except (OSError, IOError):
+        return '?'
+
+
+def run_verdict(record, warnings, used, window_s, cpus=None, ticks_per_s=100, proc='/proc'):
+    """The quiet verdict over the run: `used` [(cpu_ticks, pid)] of other processes (other_cpu) during
+    `window_s` seconds. Sets record other_cpu_pct (% of all CPUs), busiest and quiet (false when above
+    max_other_cpu_pct); adds a warning then. A record without a quiesce verdict is left alone."""
+    if record.get('quiet') is None or window_s <= 0:
+        return record
+    cpus = cpus or os.cpu_count() or 1
+    pct = 100.0 * sum(t for t, _p in used) / float(ticks_per_s) / (window_s * cpus)
+    limit = record.get('max_other_cpu_pct', DEFAULTS['max_other_cpu_pct'])
+    record['other_cpu_pct'] = round(pct, 2)
+    busiest = ['%s[%d] %.1fs' % (_comm(proc, p), p, t / float(ticks_per_s)) for t, p in used[:3]]
+    if busiest:
+        record['busiest'] = busiest
+    if pct > limit:
+        record['quiet'] = False
+        warnings.append('machine not quiet during the measurement: other processes used %.1f%% of the CPU '
+                        '(%d CPUs, above %.1f%%): %s' % (pct, cpus, limit, ', '.join(busiest)))
+    return record

@@ -13,6 +13,8 @@ import json
 import os
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
+
 SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'record-v1.json')
 RAW_TAIL_LINES = 15
@@ -33,8 +35,12 @@ def metric(value, unit, better='higher'):
 
 
 def new_record(tool, test, metrics, tool_version=None, labels=None, params=None, warnings=None,
-               raw_tail=None, cmd=None, started=None, duration_s=None, workers=None):
+               raw_tail=None, cmd=None, started=None, duration_s=None, workers=None, flags=None):
     """Assemble a record. Optional parts are left out when unknown (parse_* filters have no cmd).
+
+    `flags` are trap codes (module_utils/trapcodes.py) the module found; the record's ``flags`` also
+    get the codes its params say as data (guards.quiet false, data zero). The warnings stay the
+    text for people; the controller reads the codes.
 
     `workers` ({count, kind, aggregate, detail}) is given where the tool ran several workers at once
     (fio numjobs, iperf parallel streams, ...): the record's metrics are then their aggregate, the
@@ -48,6 +54,7 @@ def new_record(tool, test, metrics, tool_version=None, labels=None, params=None,
         'params': dict(params or {}),
         'metrics': dict(metrics),
         'warnings': list(warnings or []),
+        'flags': record_flags(params, flags or ()),
     }
     if cmd is not None:
         rec['cmd'] = [str(a) for a in cmd]

@@ -161,6 +161,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, mem_total_bytes
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
@@ -336,6 +337,8 @@ def main():
     size_mib, ram_mib, r_mib, warnings = sizes(module, p, path, files)
     with BenchRun(module, 'bonnie', what=record_tool('bonnie')) as br:
         br.warnings.extend(warnings)
+        if 0 < size_mib < 2 * ram_mib:
+            br.flag(BELOW_2X_RAM)
         br.result['user_created'] = False
         pw, name = bench_user(module, p, br.result)
         br.dry['creates'].extend(br.result.pop('would_create', []))

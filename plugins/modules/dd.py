@@ -173,6 +173,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning, read_text
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM, SOURCE_ON_TEST_STORAGE
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record, free_space_problem, space_needed
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
@@ -199,9 +200,20 @@ def write_random_file(path, size):
         os.close(fd)
 
 
+def same_storage(a, b):
+    """Whether two existing paths live on the same file system (device)."""
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False
+
+
 def choose_data_dir(size, workdir, requested):
     """Where the random source file goes, and a warning when it shares the storage under test."""
     if requested:
+        if same_storage(requested, workdir):
+            return requested, ('data_dir %s is on the storage under test: the random source data is read from '
+                               'it while dd writes' % requested)
         return requested, None
     try:
         st = os.statvfs('/dev/shm')
@@ -249,8 +261,7 @@ def prepare_source(br, p, size, workdir, test):
     data_dir = None
     if test == 'write' and p['data'] == 'random':
         data_dir, w = choose_data_dir(size, target_dir or tempfile.gettempdir(), p['data_dir'])
-        if w:
-            br.warnings.append(w)
+        br.warn(w, SOURCE_ON_TEST_STORAGE)
     problem = free_space_problem(space_needed(test, size, target_dir, data_dir))
     if problem:
         br.refuse(problem)
@@ -322,7 +333,7 @@ def main():
     with BenchRun(module, 'dd') as br:
         if p['data'] == 'zero' and test != 'read':
             br.warnings.append(ZERO_WARNING)
-        br.warnings.extend(w for w in [ram_warning(size, 'data set')] if w)
+        br.warn(ram_warning(size, 'data set'), BELOW_2X_RAM)
         check_target(br, p, size, is_device)
         workdir = None if is_device else br.workdir_in(path)
         target = path if is_device else os.path.join(workdir, 'dd.bin')

@@ -197,6 +197,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA, fio_zero_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
     effective_job_options, fio_records, job_file_in_workdir, job_file_text, parse_only_problem)
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
@@ -376,6 +377,7 @@ def main():
         workdir = br.workdir_in(p['path'])
         sections, notes, digest = job_sections(br, p, workdir)
         check_job(br, p, workdir, sections)
+        br.warn(fio_zero_warning(sections), ZERO_DATA)
         if p['job_file'] or p['job_file_content'] is not None:
             argv, params, job_options = job_file_run(br, p, fio_bin, workdir, sections, notes, digest)
         else:

@@ -167,6 +167,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import MODES, READ_MODES, sysbench_record
@@ -256,7 +257,7 @@ def main():
         br.result['cmds'] = cmds
         workdir = br.workdir_in(p['path'])
         br.dry_run(argvs['run'], writes=[workdir], argvs=cmds)
-        br.warnings.extend(w for w in [ram_warning(size, 'file set')] if w)
+        br.warn(ram_warning(size, 'file set'), BELOW_2X_RAM)
         try:
             prep = br.run(argvs['prepare'], cwd=workdir)
             if not prep.ok or fatal_lines(prep.stdout):

@@ -14,7 +14,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_st
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import ADDITIVE_UNITS, duplicate_flag, measurements
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, zero_elision_flag
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, trap_rates, zero_elision_flag
 
 _ABSENT = object()
 # The labels a pivot or baseline_by may name besides the cells' own labels.
@@ -30,17 +30,18 @@ def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None):
     pivot = pivot or plan.get('pivot')
     baseline_by = baseline_by or plan.get('baseline_by')
     plan_cells = dict((c['name'], c) for c in plan.get('cells', []))
-    out, keys, steps = [], [], []
+    out, keys, steps, runs = [], [], [], []
     for b in _collect(records):
         bench, measured = _analyze_benchmark(b, list(plan_cells), plan.get('baseline'), plan.get('gates') or {},
                                              baseline_by)
         _flag_cells(bench, measured, plan_cells, environment)
+        runs.extend(r for recs in measured.values() for r in recs)
         out.append(bench)
         keys.append(_params_key(bench, measured))
         steps.extend(step_aggregates(bench, measured))
     _flag_zero_elision(out, keys)
     return dict(benchmarks=out, baseline_by=baseline_by or None, overview=overview(out), steps=steps,
-                pivots=pivots(out, pivot) if pivot else [])
+                pivots=pivots(out, pivot) if pivot else [], traps=trap_rates(runs))
 
 
 def _collect(records):

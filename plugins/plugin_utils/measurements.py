@@ -21,6 +21,7 @@ before.
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import record_codes
 
 # Units whose values add up over workers running at once; the others (latency, %, time) do not.
 ADDITIVE_UNITS = ('MB/s', 'Mbit/s', 'ops/s', 'files/s', 'seeks/s', 'bytes', 'count')
@@ -70,6 +71,11 @@ def _combined(recs, reduce):
     return metrics, warnings
 
 
+def _codes(recs):
+    """The trap codes of a measurement: those of any of its records."""
+    return sorted(set(c for r in recs for c in record_codes(r)))
+
+
 def combine_pairs(recs):
     """One measurement of concurrent pairs: the step's aggregate, each pair's figures as detail."""
     recs = sorted(recs, key=lambda r: (r.get('labels') or {}).get('pair', 0))
@@ -86,7 +92,7 @@ def combine_pairs(recs):
         detail.append({'name': 'pair %s' % lab.get('pair'),
                        'metrics': dict((k, v['value']) for k, v in sorted(r['metrics'].items())),
                        'labels': dict((k, lab[k]) for k in PAIR_LABELS if k in lab)})
-    out = dict(first, labels=labels, metrics=metrics, warnings=warnings)
+    out = dict(first, labels=labels, metrics=metrics, warnings=warnings, flags=_codes(recs))
     out['workers'] = {'count': len(recs), 'kind': 'concurrent pairs',
                       'aggregate': 'throughput and counts summed over the pairs; latency, jitter and loss the worst pair\'s',
                       'detail': detail}
@@ -99,7 +105,7 @@ def combine_duplicates(recs):
     """Several records for one repetition that are no concurrent workers: counted once (their mean)
     and marked, so the report flags them instead of counting them as repetitions."""
     metrics, warnings = _combined(recs, _mean)
-    out = dict(recs[0], metrics=metrics, warnings=warnings)
+    out = dict(recs[0], metrics=metrics, warnings=warnings, flags=_codes(recs))
     out[DUPLICATE_KEY] = len(recs)
     return out
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
 from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import explanation, title
 
 HEADER_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
                'collection_version', 'status')
@@ -27,30 +28,6 @@ SIG_SIGNIFICANT, SIG_NOISE, SIG_UNKNOWN = '*', '~', '?'
 LEGEND = ('Each entry is mean ± half-width of the 95% confidence interval of the mean (n measured runs), '
           'then the difference to the baseline cell in % with its significance mark: '
           '* significant (Welch t-test, p < 0.05), ~ within noise, ? too little data to tell (n < 2).')
-
-# What each trap code means and what to do about it (traps.py gives the per-cell message).
-TRAP_HELP = {
-    'faster_than_baseline': 'A cell measured faster than its baseline beyond noise. A layer (container, VM, '
-                            'DRBD) cannot make the disk faster: suspect zero-block skipping, write-back '
-                            'caching or caches that were not dropped. Mark the cell expected_faster if it is '
-                            'faster by design (tmpfs).',
-    'too_fast': 'bonnie++ printed +++++: the test finished too quickly to measure. Use a larger -s / -n.',
-    'cpu_bound': 'The per-character tests ran at >= 90% CPU: they measure the CPU, not the storage.',
-    'below_2x_ram': 'The data set is smaller than twice the RAM: the page cache may serve it and inflate the '
-                    'numbers.',
-    'drbd_not_uptodate': 'DRBD was not UpToDate (or was resyncing) while the cell ran: resync traffic distorts '
-                         'the numbers.',
-    'gate_not_met': 'The variance gate reached its cap with the coefficient of variation still above max_cv: '
-                    'the result is noisy.',
-    'zero_data': 'The run wrote zeros (/dev/zero). Storage that skips or compresses zero blocks (ploop, thin '
-                 'volumes, compression) fakes the speed.',
-    'zero_elision': 'Zeros were written significantly faster than real data in the same cell: the storage '
-                    'skips zero blocks, so the zero-data number measures nothing.',
-    'not_quiet': 'The machine was busy (load or another benchmark) during a run: the number includes the '
-                 'competition.',
-    'duplicate_runs': 'One repetition arrived as several records: it is counted once (their mean), so n stays the '
-                      'number of repetitions. A re-run of the same repetition, or workers the tool did not aggregate.',
-}
 
 # Environment keys that change from call to call on the same machine: shown, never "different".
 ENV_VOLATILE = ('memory.mem_available_bytes', 'cpu.mhz')
@@ -357,6 +334,16 @@ def gate_lines(b):
     return out
 
 
+def trap_rate_lines(analysis):
+    """'not_quiet (machine not quiet): 0 of 12 runs (0%)' per run-level trap code (traps.trap_rates in
+    the analysis), [] for an analysis without them."""
+    out = []
+    for t in analysis.get('traps') or []:
+        pct = '%.0f%%' % (100.0 * t['fraction']) if t.get('fraction') is not None else 'n/a'
+        out.append('%s (%s): %d of %d runs (%s)' % (t['code'], title(t['code']), t['flagged'], t['runs'], pct))
+    return out
+
+
 def missing_cells(analysis, plan, failed):
     """Failed or missing cells: every (benchmark, cell) the plan asked for with no counted record,
     with the reason (the failure of its task, the host unreachable, or not run)."""
@@ -374,8 +361,7 @@ def missing_cells(analysis, plan, failed):
             if (pb['name'], cell) in have:
                 continue
             host = hosts.get(cell)
-            needle = ' %s in %s ' % (pb['name'], cell)
-            hit = [f for f in failed or [] if needle in ' %s ' % f.get('task', '')]
+            hit = [f for f in failed or [] if f.get('benchmark') == pb['name'] and f.get('cell') == cell]
             down = [f for f in failed or [] if f.get('host') == host and str(f.get('msg', '')).startswith('unreachable')]
             if hit:
                 reason = 'failed: %s' % hit[0].get('msg', '')
@@ -425,7 +411,8 @@ def report_contents(analysis, meta, environment=None, plan=None):
         pivots=[pivot_view(p) for p in analysis.get('pivots') or []],
         steps=[step_line(st) for st in analysis.get('steps') or []],
         benchmarks=benches,
-        trap_help=[(code, TRAP_HELP.get(code, '')) for code in codes],
+        trap_help=[(code, explanation(code)) for code in codes],
+        trap_rates=trap_rate_lines(analysis),
         missing=missing_cells(analysis, plan, meta.get('failed')),
         failed=list(meta.get('failed') or []),
         invalid=list(meta.get('invalid') or []),
@@ -592,9 +579,11 @@ def _md_benchmark(part):
 
 def _md_tail(k):
     lines = []
-    if k['trap_help']:
+    if k['trap_help'] or k.get('trap_rates'):
         lines += ['## What the trap flags mean', '']
         lines.extend('- `%s`: %s' % (code, _md(text)) for code, text in k['trap_help'])
+        if k.get('trap_rates'):
+            lines += ['', 'Runs flagged per trap: ' + '; '.join(_md(t) for t in k['trap_rates'])]
         lines.append('')
     if k['missing'] or k['failed']:
         lines += ['## Failed or missing cells', '']
@@ -662,6 +651,10 @@ def render_terminal(analysis, width=100, meta=None, plan=None):
     out.extend(_fit(line, width) for line in terminal_views(analysis))
     for code, where in flags.items():
         out.append(_fit('trap %s (%d): %s' % (code, len(where), ', '.join(where)), width))
+    rates = [t for t in analysis.get('traps') or [] if t['flagged']]
+    if rates:
+        out.append(_fit('runs flagged: ' + ', '.join('%s %d/%d' % (t['code'], t['flagged'], t['runs']) for t in rates),
+                        width))
     for m in missing_cells(analysis, plan, (meta or {}).get('failed')):
         out.append(_fit('missing %s in %s: %s' % (m['benchmark'], m['cell'], m['reason']), width))
     return '\n'.join(out)

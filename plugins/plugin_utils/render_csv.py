@@ -4,8 +4,9 @@
 """results.csv: the records as a tidy table, one row per record x metric. A pure function.
 
 Columns: run_id, host, tool, tool_version, test, benchmark, cell, counted (False for warm-up runs),
-started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, then
-one label_<name> column per other label found in the records (sorted).
+started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, flags (the
+run's trap codes, space-separated: plugin_utils/traps.py explains them), then one label_<name>
+column per other label found in the records (sorted).
 
 Cells cannot be turned against the spreadsheet that opens the file (CSV/formula injection): a text
 cell whose first character (or first after blanks) is =, +, -, @, a tab or a carriage return gets a
@@ -28,9 +29,10 @@ import re
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import cell_of, counted
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import record_codes
 
 COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',
-           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast')
+           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast', 'flags')
 _OWN_LABELS = ('benchmark', 'cell')
 
 
@@ -90,12 +92,13 @@ def render_csv(records, run_id=None):
                                           _text(key[5]), 'true' if key[6] else 'false'])
         # started is an ISO time and duration_s a number (record schema): nothing to quote
         head = '%s,%s,%s' % (static, _text(r.get('started')), _text(r.get('duration_s')))
-        tail = ''
+        codes = ' '.join(str(c) for c in record_codes(r))
+        tail = ',' + (fields([_text(codes)]) if codes else '')
         if label_keys:
             lkey = tuple(labels.get(k) for k in label_keys)
-            tail = tails.get(lkey)
-            if tail is None:
-                tail = tails[lkey] = ',' + fields([_text(v) for v in lkey])
+            if lkey not in tails:
+                tails[lkey] = ',' + fields([_text(v) for v in lkey])
+            tail += tails[lkey]
         for name, m in r['metrics'].items():
             v = m.get('value')
             if v is None:

@@ -323,10 +323,13 @@ def _html_notes(part):
 
 def _html_tail(k):
     out = []
-    if k['trap_help']:
+    if k['trap_help'] or k.get('trap_rates'):
         out.append('<section id="traps"><h2>What the trap flags mean</h2><dl>')
         out.extend('<dt><code>%s</code></dt><dd>%s</dd>' % (_e(code), _e(text)) for code, text in k['trap_help'])
-        out.append('</dl></section>')
+        out.append('</dl>')
+        if k.get('trap_rates'):
+            out.append('<p class="trap-rates">Runs flagged per trap: %s</p>' % _e('; '.join(k['trap_rates'])))
+        out.append('</section>')
     if k['missing'] or k['failed']:
         out.append('<section id="missing"><h2>Failed or missing cells</h2><ul>')
         for m in k['missing']:

@@ -3,21 +3,90 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Known traps of storage and network benchmarking, detected in the analysis (DESIGN.md section 5).
 
-Each flag is {code, message}: a stable code for machines and a one-line explanation for people.
-(a) faster_than_baseline  a cell better than its baseline beyond noise
-(b) too_fast              bonnie++ '+++++' values
-(c) cpu_bound             per-char tests at >= 90 % CPU
-(d) below_2x_ram          a data set below twice the RAM
-(e) drbd_not_uptodate     DRBD not UpToDate / resyncing while the cell ran
-(f) gate_not_met          the variance gate's cap was reached with the CV still too high
-and zero_data (a write of /dev/zero), zero_elision (zeros written significantly faster than real
-data in the same cell: the storage skips or compresses zero blocks, as OpenVZ ploop did) and
-not_quiet (the machine was busy during a run).
+The one trap vocabulary: ``VOCABULARY`` maps every code to a short title and an explanation; the
+analysis and every renderer (md, html, csv, terminal, json) take them from here. Each flag on a
+cell is {code, message}: the code for machines, a one-line message for people.
+
+Codes a target puts on its record (``flags``; module_utils/trapcodes.py): below_2x_ram, zero_data,
+not_quiet, source_on_test_storage. Codes the analysis finds: faster_than_baseline, too_fast,
+cpu_bound, drbd_not_uptodate, gate_not_met, zero_elision (zeros significantly faster than real data
+in the same cell, the ploop trap), duplicate_runs (measurements.py) and regression (regress.py).
+Records written before the codes existed have no ``flags``: ``record_codes`` derives them from their
+old fields, the only place that still reads a warning's text.
 """
 
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
+    BELOW_2X_RAM, NOT_QUIET, SOURCE_ON_TEST_STORAGE, ZERO_DATA, record_flags)
+
+# code -> (title, explanation: what it means and what to do about it)
+VOCABULARY = {
+    'faster_than_baseline': ('faster than its baseline', (
+        'A cell measured faster than its baseline beyond noise. A layer (container, VM, DRBD) cannot make the '
+        'disk faster: suspect zero-block skipping, write-back caching or caches that were not dropped. Mark the '
+        'cell expected_faster if it is faster by design (tmpfs).')),
+    'too_fast': ('too fast to measure', 'bonnie++ printed +++++: the test finished too quickly to measure. '
+                                        'Use a larger -s / -n.'),
+    'cpu_bound': ('CPU-bound', 'The per-character tests ran at >= 90% CPU: they measure the CPU, not the storage.'),
+    BELOW_2X_RAM: ('data set below 2x RAM', 'The data set is smaller than twice the RAM: the page cache may serve '
+                                            'it and inflate the numbers.'),
+    'drbd_not_uptodate': ('DRBD not UpToDate', 'DRBD was not UpToDate (or was resyncing) while the cell ran: '
+                                               'resync traffic distorts the numbers.'),
+    'gate_not_met': ('variance gate not met', 'The variance gate reached its cap with the coefficient of '
+                                              'variation still above max_cv: the result is noisy.'),
+    ZERO_DATA: ('zero or compressible data', (
+        'The run wrote zeros or compressible data (dd from /dev/zero, dbench and sysbench fileio write zero '
+        'buffers, fio with zero_buffers / buffer_compress_percentage / buffer_pattern / dedupe_percentage). '
+        'Storage that skips or compresses such blocks (ploop, thin volumes, compression, dedup) fakes the '
+        'speed.')),
+    'zero_elision': ('zeros elided', 'Zeros were written significantly faster than real data in the same cell: '
+                                     'the storage skips zero blocks, so the zero-data number measures nothing.'),
+    NOT_QUIET: ('machine not quiet', (
+        'Other processes (not this run\'s own tool, module or Ansible) used the CPU during the run, or another '
+        'benchmark was running: the number includes the competition.')),
+    SOURCE_ON_TEST_STORAGE: ('source read from the storage under test', (
+        'The benchmark read its source data from the storage it measures (dd\'s random source did not fit in '
+        '/dev/shm, or data_dir is on it): the reads compete with the writes. Set data_dir to a tmpfs with room.')),
+    'duplicate_runs': ('duplicate records', (
+        'One repetition arrived as several records: it is counted once (their mean), so n stays the number '
+        'of repetitions. A re-run of the same repetition, or workers the tool did not aggregate.')),
+    'regression': ('regression', 'The candidate run is significantly worse than the stored run it is compared '
+                                 'with.'),
+}
+
+# Codes a single run (record) carries: the report shows the fraction of runs each one flagged.
+RUN_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE)
+
+
+def title(code):
+    return VOCABULARY.get(code, (code, ''))[0]
+
+
+def explanation(code):
+    return VOCABULARY.get(code, (code, ''))[1]
+
+
+def record_codes(rec):
+    """The trap codes of one record: its ``flags``, or for a record from before the codes (no
+    ``flags`` key) the same codes derived from its old fields."""
+    if isinstance(rec.get('flags'), list):
+        return list(rec['flags'])
+    legacy = [BELOW_2X_RAM] if any('below 2x RAM' in str(w) for w in rec.get('warnings') or []) else []
+    return record_flags(rec.get('params'), legacy)
+
+
+def trap_rates(runs):
+    """[{code, title, flagged, runs, fraction}] of every run-level code: how many of the counted
+    runs (measurements, one per repetition) carry it."""
+    out = []
+    for code in RUN_CODES:
+        flagged = sum(1 for r in runs if code in record_codes(r))
+        out.append(dict(code=code, title=title(code), flagged=flagged, runs=len(runs),
+                        fraction=round(flagged / len(runs), 4) if runs else None))
+    return out
+
 
 CPU_BOUND_PCT = 90.0
 
@@ -45,18 +114,7 @@ def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_f
     if cpu:
         flags.append(_flag('cpu_bound', 'per-char tests at >= %d%% CPU (%s): they measure the CPU, not the disk'
                            % (CPU_BOUND_PCT, ', '.join(cpu))))
-    ram = [w for r in records for w in (r.get('warnings') or []) if 'below 2x RAM' in w]
-    if ram:
-        flags.append(_flag('below_2x_ram', ram[0]))
-    zero = [r for r in records if (r.get('params') or {}).get('data') == 'zero']
-    if zero:
-        flags.append(_flag('zero_data', 'wrote zeros (/dev/zero) in %d run(s): storage that skips or compresses '
-                                        'zero blocks (ploop, thin volumes, btrfs/zfs compression) fakes the speed'
-                           % len(zero)))
-    busy = [r for r in records if ((r.get('params') or {}).get('guards') or {}).get('quiet') is False]
-    if busy:
-        flags.append(_flag('not_quiet', 'the machine was busy (load or another benchmark) during %d of %d run(s)'
-                           % (len(busy), len(records))))
+    flags.extend(_record_flags(records))
     for env in environment or []:
         bad = [d for d in env.get('drbd') or [] if d.get('disk_state') != 'UpToDate'
                or (d.get('replication') or '').startswith('Sync') or d.get('peer_disk_state') not in (None, 'UpToDate')]
@@ -66,6 +124,31 @@ def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_f
     if gate and gate.get('capped'):
         flags.append(_flag('gate_not_met', 'CV %.1f%% of %s still above max_cv %.1f%% after %d runs (the cap)' % (
             (gate['cv'] or 0) * 100, gate['metric'], gate['max_cv'] * 100, gate['n'])))
+    return flags
+
+
+def _record_flags(records):
+    """The cell's flags from the codes its records carry, each with the count of runs."""
+    flags = []
+    codes = [record_codes(r) for r in records]
+    n = len(records)
+    ram = sum(1 for c in codes if BELOW_2X_RAM in c)
+    if ram:
+        flags.append(_flag(BELOW_2X_RAM, 'the data set was below 2x RAM in %d of %d run(s): the page cache may '
+                                         'inflate the result (the warnings give the sizes)' % (ram, n)))
+    zero = sum(1 for c in codes if ZERO_DATA in c)
+    if zero:
+        flags.append(_flag(ZERO_DATA, 'wrote zeros or compressible data in %d of %d run(s): storage that skips or '
+                                      'compresses zero blocks (ploop, thin volumes, btrfs/zfs compression) fakes '
+                                      'the speed' % (zero, n)))
+    busy = sum(1 for c in codes if NOT_QUIET in c)
+    if busy:
+        flags.append(_flag(NOT_QUIET, 'other processes used the CPU (or another benchmark ran) during %d of %d '
+                                      'run(s)' % (busy, n)))
+    src = sum(1 for c in codes if SOURCE_ON_TEST_STORAGE in c)
+    if src:
+        flags.append(_flag(SOURCE_ON_TEST_STORAGE, 'the source data was read from the storage under test in %d of '
+                                                   '%d run(s): set data_dir to a tmpfs with room' % (src, n)))
     return flags
 
 

@@ -42,10 +42,17 @@ def test_quiet_verdict():
 
 def test_a_busy_machine_is_warned_about_without_waiting_by_default():
     clock = Clock()
-    done, warnings = apply_guards({}, sleep=clock.sleep, now=clock.now, loadavg=lambda: (3.0, 0, 0), cpus=2,
-                                  competing=lambda: [])
+    done, warnings = apply_guards({}, sleep=clock.sleep, now=clock.now, loadavg=lambda: (0.1, 0, 0), cpus=2,
+                                  competing=lambda: [(42, 'fio')])
     assert done['quiet'] is False and done['waited_s'] == 0 and clock.slept == []
-    assert len(warnings) == 1 and 'not quiet' in warnings[0]
+    assert len(warnings) == 1 and 'not quiet' in warnings[0] and 'fio[42]' in warnings[0]
+
+
+def test_the_load_average_alone_is_no_verdict():
+    """It counts the run's own tool, module and Ansible (issue 17 section 4): only recorded."""
+    done, warnings = apply_guards({}, sleep=Clock().sleep, now=Clock().now, loadavg=lambda: (3.0, 0, 0), cpus=2,
+                                  competing=lambda: [])
+    assert done['quiet'] is True and done['load_before'] == 3.0 and warnings == []
 
 
 def test_waiting_for_quiet_stops_when_quiet_or_at_the_limit():
@@ -57,7 +64,7 @@ def test_waiting_for_quiet_stops_when_quiet_or_at_the_limit():
     clock = Clock()
     done, warnings = apply_guards({'quiesce_wait_s': 5}, sleep=clock.sleep, now=clock.now,
                                   loadavg=lambda: (9.0, 0, 0), cpus=2, competing=lambda: [])
-    assert done['quiet'] is False and done['waited_s'] == 5.0 and '(waited 5 s)' in warnings[0]
+    assert done['quiet'] is True and done['waited_s'] == 5.0 and 'after waiting 5 s' in warnings[0]
 
 
 def test_cooldown_warmup_and_switching_quiescence_off():

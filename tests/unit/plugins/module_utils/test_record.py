@@ -32,7 +32,18 @@ def test_good_record_validates(good):
 def test_minimal_record():
     rec = new_record('fio', 'job', {'read_iops': metric(1, 'ops/s')})
     assert validate_record(rec) == []
-    assert set(rec) == {'schema', 'tool', 'tool_version', 'test', 'labels', 'params', 'metrics', 'warnings'}
+    assert set(rec) == {'schema', 'tool', 'tool_version', 'test', 'labels', 'params', 'metrics', 'warnings', 'flags'}
+    assert rec['flags'] == []
+
+
+def test_record_flags_are_codes_from_the_module_and_from_params():
+    rec = new_record('dd', 'write', {'x': metric(1, 'count')}, flags=['source_on_test_storage', 'below_2x_ram'],
+                     params={'test': 'write', 'data': 'zero', 'guards': {'quiet': False}})
+    assert rec['flags'] == ['below_2x_ram', 'not_quiet', 'source_on_test_storage', 'zero_data']
+    assert validate_record(rec) == []
+    assert new_record('dd', 'read', {'x': metric(1, 'count')}, params={'test': 'read', 'data': 'zero'})['flags'] == []
+    bad = dict(rec, flags=['Not a code'])
+    assert validate_record(bad) == ["flags[0]: 'Not a code' does not match '^[a-z][a-z0-9_]*$'"]
 
 
 def test_new_record_copies_its_inputs():

@@ -230,7 +230,7 @@ def test_render_markdown(records, plan):
 def test_render_markdown_missing_metric_warnings_and_failures(records, plan):
     records = copy.deepcopy(records)
     bb = dd_record(_read('dd/busybox-1.35-write-fsync.txt'), bs=1048576, labels=_labels(TMPFS, 'dd-write'),
-                   warnings=['file size 256 MiB | below 2x RAM'])
+                   warnings=['file size 256 MiB | below 2x RAM'], flags=['below_2x_ram'])
     records = [r for r in records if r['labels'] != _labels(TMPFS, 'dd-write')] + [dict(bb, host='localhost')] * 2
     a = analyze(records, plan)
     meta = {'run_id': 'r1', 'invalid': [{'host': 'h1', 'errors': ['metrics.x.unit: bad', 'schema: 2']}],
@@ -240,8 +240,9 @@ def test_render_markdown_missing_metric_warnings_and_failures(records, plan):
     assert lines[0] == '# benchlab report: r1'
     row = [ln for ln in lines if ln.startswith('| elapsed (s) ↓ | ')][0]
     assert row.endswith(' | — |')  # records-only output: no elapsed in the tmpfs cell
-    assert '- **host-tmpfs** `below_2x_ram`: file size 256 MiB \\| below 2x RAM' in lines  # once, escaped, as a trap flag
-    assert md.count('below 2x RAM') == 1
+    assert [ln for ln in lines if ln.startswith('- **host-tmpfs** `below_2x_ram`: the data set was below 2x RAM in 2 of 2')]
+    assert '- host-tmpfs: file size 256 MiB \\| below 2x RAM' in lines  # the warning, escaped
+    assert 'Runs flagged per trap: below_2x_ram (data set below 2x RAM): 2 of 11 runs (18%); zero_data' in md
     assert '## What the trap flags mean' in lines
     assert [ln for ln in lines if ln.startswith('- `below_2x_ram`: ')]
     assert '## Invalid records' in lines and '- h1: metrics.x.unit: bad; schema: 2' in lines

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status, next_runs
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
@@ -98,9 +98,28 @@ def test_faster_than_baseline_beyond_noise_is_suspicious_unless_expected():
 def test_zero_data_busy_machine_and_small_data_set_flags():
     records = [rec('w', 'base', v) for v in (100, 101, 99)]
     up = [rec('w', 'up', v, data='zero') for v in (100, 102, 98)]
+    assert all(r['flags'] == ['zero_data'] for r in up)  # the record says it as data
+    up[0]['flags'].append('below_2x_ram')
+    up[1]['flags'].append('not_quiet')
+    up[2]['flags'].append('source_on_test_storage')
+    assert flags_of(records + up) == ['below_2x_ram', 'zero_data', 'not_quiet', 'source_on_test_storage']
+    # the codes, never the text: a warning that reads like a trap flags nothing on a record with flags
+    records[0]['warnings'].append('data set 256 MiB is below 2x RAM (4 GiB)')
+    assert flags_of(records, cell='base') == []
+
+
+def test_records_from_before_the_codes_keep_their_flags():
+    """History holds records without `flags` (plain-string warnings): their codes come from the old fields."""
+    records = [rec('w', 'base', v) for v in (100, 101, 99)]
+    up = [rec('w', 'up', v, data='zero') for v in (100, 102, 98)]
+    for r in up:
+        del r['flags']
+        assert validate_record(r) == []
     up[0]['warnings'].append('data set 256 MiB is below 2x RAM (4 GiB): the page cache may inflate the result')
     up[1]['params']['guards']['quiet'] = False
     assert flags_of(records + up) == ['below_2x_ram', 'zero_data', 'not_quiet']
+    rates = dict((t['code'], (t['flagged'], t['runs'])) for t in analyze(records + up)['traps'])
+    assert rates == {'below_2x_ram': (1, 6), 'zero_data': (3, 6), 'not_quiet': (1, 6), 'source_on_test_storage': (0, 6)}
 
 
 def test_too_fast_and_cpu_bound_bonnie_cells():
@@ -158,3 +177,20 @@ def test_tables_per_test_and_sweep_point():
     steady = [r('cpu', t, v) for t, vals in (('bzip2-9-compress', (5, 5.1, 4.9)), ('bzip2-decompress', (20, 20.2, 19.8)))
               for v in vals]
     assert gate_status(steady, 0.05, 6) == dict(gate_status(steady, 0.05, 6), met=True, n=3)
+
+
+def test_every_format_shows_the_fraction_of_runs_flagged():
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+    records = [rec('w', 'base', v) for v in (100, 101, 99)] + [rec('w', 'up', v) for v in (100, 102, 98)]
+    for r in records[3:5]:
+        r['params']['guards']['quiet'] = False
+        r['flags'] = ['not_quiet']
+    a = analyze(records)
+    line = 'not_quiet (machine not quiet): 2 of 6 runs (33%)'
+    assert line in render_markdown(a, {'run_id': 'r'})
+    assert line in render_html(a, {'run_id': 'r'}, {}, None)
+    assert 'runs flagged: not_quiet 2/6' in render_terminal(a)
+    csv_rows = render_csv([dict(r, host='h') for r in records]).splitlines()
+    assert csv_rows[0].split(',')[15] == 'flags' and sum(1 for row in csv_rows if ',not_quiet' in row) == 2

@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Private to benchlab.bench: the trap codes a benchmark module puts on its record (``flags``).
+
+Used by module_utils/record.py, module_utils/benchrun.py, the benchmark modules and, on the
+controller, plugin_utils/traps.py (the one vocabulary: code -> title and explanation).
+A record carries these codes as data so the controller never reads the warning text.
+"""
+
+BELOW_2X_RAM = 'below_2x_ram'                      # the data set is smaller than twice the RAM
+ZERO_DATA = 'zero_data'                            # the tool wrote zeros / compressible data
+NOT_QUIET = 'not_quiet'                            # other processes used the CPU during the run
+SOURCE_ON_TEST_STORAGE = 'source_on_test_storage'  # a source file was read from the storage under test
+
+TARGET_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE)
+
+# fio options that make the written data zeros, a fixed pattern or compressible/dedupable blocks.
+FIO_COMPRESSIBLE = ('zero_buffers', 'buffer_compress_percentage', 'buffer_pattern', 'dedupe_percentage')
+
+
+def record_flags(params, extra=()):
+    """The sorted, distinct codes of a record: `extra` (what the module found) and what its
+    params say as data (the guards' quiet verdict, dd's data: zero)."""
+    codes = set(c for c in extra if c)
+    params = params or {}
+    guards = params.get('guards') if isinstance(params.get('guards'), dict) else {}
+    if guards.get('quiet') is False:
+        codes.add(NOT_QUIET)
+    if params.get('data') == 'zero' and params.get('test', 'write') != 'read':
+        codes.add(ZERO_DATA)
+    return sorted(codes)
+
+
+def fio_compressible(options):
+    """The fio options of a {name: value} mapping (None: given without a value, which sets a flag
+    option) that make its writes zeros, a pattern or compressible/dedupable: the names found, sorted;
+    [] when fio writes its default (random, scrambled) buffers."""
+    found = set()
+    for name, value in (options or {}).items():
+        name = str(name).lstrip('-').strip()
+        if name not in FIO_COMPRESSIBLE:
+            continue
+        value = '1' if value is None else str(value).strip().lower()
+        if name == 'buffer_pattern' or value not in ('0', 'false', 'no', 'off', ''):
+            found.add(name)
+    return sorted(found)
+
+
+def fio_zero_warning(sections):
+    """The warning for fio job sections [(section, {name: value}, lines)] that write zeros or
+    compressible data, or None."""
+    found = sorted(set(n for _section, values, _lines in sections or [] for n in fio_compressible(values)))
+    if not found:
+        return None
+    return ('the fio job writes zeros or compressible data (%s): storage that skips or compresses such blocks '
+            '(ploop, thin volumes, compression, dedup) fakes the speed' % ', '.join(found))

@@ -1,0 +1,89 @@
+"""The quiet verdict over a run (issue 17 section 4): other processes' CPU, not our own, not the load.
+
+Snapshots are (ppid, pgrp, session, kernel_thread, cpu_ticks, start_ticks) per pid, as read_stat
+reads them from /proc/<pid>/stat; the last test reads the real /proc of this machine."""
+
+import os
+import subprocess
+import sys
+import time
+
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
+    cpu_snapshot, other_cpu, own_processes, read_stat, run_verdict)
+
+# 1 init; 2 kthreadd + 3 kworker; 10 make (session 10) -> 11 ansible-playbook (pgrp 11) -> 12 worker ->
+# 13 sh -> 14 module; 15 the tool (own session 15) -> 16 its child; 17 another worker of the
+# controller (pgrp 11); 20 sshd -> 21 a stranger's hog (session 21); 22 a fio of someone else
+BEFORE = {1: (0, 1, 1, False, 50, 1), 2: (0, 0, 0, True, 0, 1), 3: (2, 0, 0, True, 500, 2),
+          10: (1, 10, 10, False, 5, 10), 11: (10, 11, 10, False, 900, 11), 12: (11, 11, 10, False, 80, 12),
+          13: (12, 11, 10, False, 1, 13), 14: (13, 11, 10, False, 30, 14), 17: (11, 11, 10, False, 70, 17),
+          20: (1, 20, 20, False, 3, 5), 21: (20, 21, 21, False, 100, 21), 22: (1, 22, 22, False, 10, 22)}
+AFTER = dict(BEFORE)
+AFTER.update({3: (2, 0, 0, True, 900, 2), 11: (10, 11, 10, False, 1500, 11), 12: (11, 11, 10, False, 99, 12),
+              14: (13, 11, 10, False, 60, 14), 15: (14, 15, 15, False, 2000, 30), 16: (15, 15, 15, False, 700, 31),
+              17: (11, 11, 10, False, 400, 17), 21: (20, 21, 21, False, 160, 21), 22: (1, 22, 22, False, 11, 22)})
+
+
+def test_own_processes_by_ancestry_group_and_session_never_by_name():
+    own = own_processes(AFTER, 14, sessions=[15])
+    assert {1, 10, 11, 12, 13, 14} <= own           # ancestors: the shell, the worker, ansible-playbook
+    assert {15, 16} <= own                          # the tool and its child (descendants, its session)
+    assert 17 in own                                # another Ansible worker: the module's process group
+    assert {2, 3} <= own                            # kernel threads (writeback for our own writes)
+    assert 21 not in own and 22 not in own and 20 not in own
+
+
+def test_other_cpu_counts_only_other_processes_over_the_window():
+    own = own_processes(BEFORE, 14, [15]) | own_processes(AFTER, 14, [15])
+    assert other_cpu(BEFORE, AFTER, own) == [(60, 21), (1, 22)]
+    # a pid reused by a new process (another start time) counts from zero
+    after = dict(AFTER)
+    after[22] = (1, 22, 22, False, 40, 99)
+    assert other_cpu(BEFORE, after, own)[0:2] == [(60, 21), (40, 22)]
+
+
+def test_run_verdict_sets_quiet_from_the_other_cpu_share():
+    rec = {'quiet': True, 'max_other_cpu_pct': 10.0}
+    warnings = []
+    run_verdict(rec, warnings, [(61, 21)], window_s=10.0, cpus=2, ticks_per_s=100, proc='/nonexistent')
+    assert rec['quiet'] is True and rec['other_cpu_pct'] == 3.05 and warnings == []
+    run_verdict(rec, warnings, [(1000, 21)], window_s=10.0, cpus=2, ticks_per_s=100, proc='/nonexistent')
+    assert rec['quiet'] is False and rec['other_cpu_pct'] == 50.0 and rec['busiest'] == ['?[21] 10.0s']
+    assert 'other processes used 50.0% of the CPU' in warnings[0]
+    off = {'quiesce': False}
+    assert run_verdict(off, warnings, [(1000, 21)], 10.0) == {'quiesce': False}  # no verdict asked: none given
+    # a competing benchmark found before the run stays not quiet however idle the run was
+    busy = {'quiet': False, 'max_other_cpu_pct': 10.0}
+    assert run_verdict(busy, [], [], 10.0)['quiet'] is False
+
+
+def test_on_this_machine_a_hog_outside_our_tree_is_other_and_our_child_is_own(tmp_path):
+    pidfile = tmp_path / 'hog.pid'
+    hog = ('import os, time\nopen(%r, "w").write(str(os.getpid()))\nt = time.time() + 30\n'
+           'while time.time() < t: pass' % str(pidfile))
+    # setsid --fork: the stranger is no descendant of ours (re-parented) and has a session of its own
+    subprocess.run(['setsid', '--fork', sys.executable, '-c', hog], check=True)
+    child = subprocess.Popen([sys.executable, '-c', 'import time\nt = time.time() + 30\nwhile time.time() < t: pass'])
+    stranger = None
+    try:
+        for _try in range(100):
+            if pidfile.exists() and pidfile.read_text():
+                stranger = int(pidfile.read_text())
+                break
+            time.sleep(0.05)
+        assert stranger
+        before = cpu_snapshot()
+        time.sleep(1.0)
+        after = cpu_snapshot()
+        me = os.getpid()
+        own = own_processes(before, me) | own_processes(after, me)
+        assert child.pid in own and stranger not in own and me in own and os.getppid() in own
+        used = dict((pid, ticks) for ticks, pid in other_cpu(before, after, own))
+        assert child.pid not in used
+        assert used.get(stranger, 0) > 0     # it ran: some CPU time, however little it got
+        assert read_stat('/proc', stranger)[2] == stranger  # its own session
+    finally:
+        child.kill()
+        child.wait()
+        if stranger:
+            os.kill(stranger, 9)   # the pid this test started (written by the process itself)
