@@ -20,7 +20,7 @@ description:
     always refused, naming the disk, what holds it and how to release it; no option overrides that.
   - Meta-data that already exists on every volume (C(drbdadm get-gi) reads it) is left alone, so a
     second run changes nothing; meta-data on some volumes only is refused unless O(force=true).
-  - O(state=absent) wipes the meta-data (C(drbdadm -- --force wipe-md): drbdadm-84 has no C(wipe-md --force)); the resource must be down.
+  - "O(state=absent) wipes the meta-data (C(drbdadm -- --force wipe-md); drbdadm-84 has no C(wipe-md --force)); the resource must be down."
   - Works without the DRBD kernel module (drbdmeta writes the disk directly).
 author:
   - benchlab.bench maintainers (@benchlab)
