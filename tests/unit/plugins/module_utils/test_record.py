@@ -125,6 +125,17 @@ def test_validate_record_unknown_top_level_key(good):
     assert errors and errors[0].startswith('(record):') and "'host'" in errors[0]
 
 
+def test_the_stamps_of_the_callback_validate(good):
+    """The report callback stamps the plan's repetition and schedule step on each record it stores
+    (results.jsonl): a stamped record is valid, a negative or non-integer stamp names its field."""
+    good.update(repetition=2, step=0)
+    assert validate_record(good) == []
+    for key, bad in (('step', -1), ('step', 'x'), ('repetition', 1.5)):
+        wrong = dict(good, **{key: bad})
+        errors = validate_record(wrong)
+        assert errors and key in errors[0], (key, errors)
+
+
 def test_validate_record_bad_metric_name(good):
     good['metrics']['Throughput'] = metric(1, 'MB/s')
     errors = validate_record(good)
