@@ -193,11 +193,11 @@ def test_rusage_agrees_with_gnu_time(env, tmp_path):
 def test_bench_run_tasks_file_passes_every_param():
     tasks = yaml.safe_load((REPO / 'roles/bench_run/tasks/compress.yml').read_text())
     args = tasks[0]['benchlab.bench.compress']
-    assert set(args) == {'path', 'size', 'seed', 'compressors', 'level', 'threads'}
+    assert set(args) == {'path', 'size', 'seed', 'compressors', 'level', 'threads', 'input'}
     # labels, guards, run_id and run_key come once for every tool from run.yml's module_defaults
     run_block = [t for t in yaml.safe_load((REPO / 'roles/bench_run/tasks/run.yml').read_text()) if 'block' in t][0]
     defaults = run_block['module_defaults']['group/benchlab.bench.benchmarks']
     assert set(defaults) == {'labels', 'guards', 'run_id', 'run_key'}
     assert tasks[0]['register'] == '__bench_run_last'
-    for key in ('size', 'seed', 'compressors', 'level', 'threads'):
+    for key in ('size', 'seed', 'compressors', 'level', 'threads', 'input'):
         assert args[key] == '{{ bench_run_item.params.%s | default(omit) }}' % key
