@@ -70,10 +70,11 @@ def host_labels(matrix, hostvars, labels_var):
     out = {}
     for cell in (matrix.get('cells') or []) if isinstance(matrix, dict) else []:
         host = cell.get('host') if isinstance(cell, dict) else None
-        try:
-            labels = hostvars[host].get(labels_var) if isinstance(host, str) else None
-        except KeyError:  # not in the inventory: validate_matrix names it
+        # a host not in the inventory is left to validate_matrix, which names it (HostVars gives an
+        # undefined value for an unknown host on ansible-core 2.19+, a KeyError before)
+        if not isinstance(host, str) or host not in hostvars:
             continue
+        labels = hostvars[host].get(labels_var)
         if isinstance(labels, dict):
             out[host] = dict(labels)
     return out

@@ -54,3 +54,23 @@ def test_cells_take_their_host_labels_and_keep_their_own():
     assert 'platform' not in labels['c-h2']
     plain = matrix_plan(_matrix(hosts=('h1',)), inventory_hosts=['h1'], hostvars=hostvars, labels_var='')
     assert 'platform' not in plain['runs'][0]['labels']
+
+
+class _Undefined(object):
+    """What ansible-core 2.19+'s HostVars gives for a host not in the inventory: a value that
+    fails when used, not a KeyError."""
+
+    def get(self, key, default=None):
+        raise AssertionError('an undefined host was used: %s' % key)
+
+
+class _HostVars(dict):
+    def __getitem__(self, host):
+        return dict.__getitem__(self, host) if host in self else _Undefined()
+
+
+def test_a_cell_host_not_in_the_inventory_is_named_by_the_matrix_check():
+    from ansible.errors import AnsibleFilterError  # pylint: disable=import-outside-toplevel
+    hostvars = _HostVars(h1={'bench_lab_labels': {'platform': 'lxc'}})
+    with pytest.raises(AnsibleFilterError, match=r"bench_matrix.cells\[1\].host: 'g7' is not in the inventory"):
+        matrix_plan(_matrix(hosts=('h1', 'g7')), inventory_hosts=['h1'], hostvars=hostvars, labels_var='bench_lab_labels')
