@@ -60,6 +60,17 @@ def clean_lab(env):
 
 
 @pytest.fixture
+def stray_ct():
+    """The name of a stray container the test itself makes with the lab's names (a config and an empty
+    root, no benchlab mark); removed afterwards also when the test fails."""
+    name = PREFIX + '-g9'
+    try:
+        yield name
+    finally:
+        shutil.rmtree('/var/lib/lxc/%s' % name, ignore_errors=True)
+
+
+@pytest.fixture
 def canary():
     """A container with the lab's names that benchlab did not make (lxc-create -t none: a config and an
     empty root, never started). Every teardown must leave it; the test removes it itself."""
@@ -179,7 +190,8 @@ def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_pa
     assert lab_iperf_processes() == []
 
 
-def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down(tmp_path, env, clean_lab):
+def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down(tmp_path, env, clean_lab,
+                                                                                       stray_ct):
     before = clean_lab
     # what a killed run leaves: the lab state it wrote first, a bridge without address, a (marked)
     # container with a stale config and an empty root, a buffered loop device on the image; and a stray
@@ -191,7 +203,7 @@ def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tea
         'benchlab': 1, 'lab': PREFIX, 'created': '2026-01-01T00:00:00Z', 'bridge': PREFIX + 'br0',
         'dirs': [str(labdir)], 'containers': [G1, G2], 'images': [str(img)]}))
     subprocess.run(['ip', 'link', 'add', PREFIX + 'br0', 'type', 'bridge'], check=True)
-    stray = 'blt-g9'
+    stray = stray_ct
     for ct in (G1, stray):
         root = Path('/var/lib/lxc/%s/rootfs' % ct)
         root.mkdir(parents=True)
