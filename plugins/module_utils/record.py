@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the tool parsers in module_utils, the benchmark modules, the report callback, plugin_utils (validation, imports) and the tests.
+# Private to benchlab.bench: no API promise. Used by the tool parsers in module_utils, the benchmark
+# modules, the report callback, plugin_utils (validation, imports) and the tests.
 """The result record (DESIGN.md section 3): the one place that builds and validates it.
 
 Modules build records on the target with `new_record`; the callback and tests validate them on

@@ -190,8 +190,8 @@ def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_pa
     assert lab_iperf_processes() == []
 
 
-def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down(tmp_path, env, clean_lab,
-                                                                                       stray_ct):
+def test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down(
+        tmp_path, env, clean_lab, stray_ct):
     before = clean_lab
     # what a killed run leaves: the lab state it wrote first, a bridge without address, a (marked)
     # container with a stale config and an empty root, a buffered loop device on the image; and a stray
