@@ -117,7 +117,7 @@ fuzz: venv $(COLL_LINK)
 	$(BIN)/python tests/fuzz/fuzz_parsers.py -n $(or $(FUZZ_N),10000)
 
 integration: setup libvirt-py
-	$(BIN)/python -m pytest tests/integration -q
+	$(BIN)/python -m pytest tests/integration -q --durations=40
 
 # The supported range of controllers, each in its own venv: ansible-core 2.16 (Python 3.11; also
 # every benchmark module on real Python 3.6 and 3.13 targets and the Python 2.7 message) and 2.20
