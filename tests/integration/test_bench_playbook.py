@@ -135,3 +135,39 @@ def test_workers_are_one_measurement_and_n_is_repetitions(tmp_path, env):
     report = (run_dir / 'report.md').read_text()
     assert '(8)' not in report and '(4)' not in report
     assert sorted(scratch() - before) == []
+
+
+TASK_FILE_FIRST_MATRIX = """---
+bench_matrix:
+  name: it-task-file-first
+  repetitions: 2
+  methodology: {cooldown_s: 0, quiesce: false}
+  cells:
+    - name: host-rootfs
+      host: localhost
+      path: /var/tmp
+      labels: {platform: host}
+  benchmarks:
+    - name: net
+      tool: iperf
+      params: {time: 1, port: 5393, server_host: localhost, server_address: 127.0.0.1}
+    - name: dd-write
+      tool: dd
+      params: {size: 4M, data: zero}
+"""
+
+
+def test_a_one_task_run_after_a_task_file_run_runs_its_own_run(tmp_path, env):
+    """run_tasks.yml (iperf) sets the fact bench_run_item; a later one-task step (run.yml) must run
+    its own run, not that fact's (a set_fact outranks task vars: `make bench` re-ran an iperf run in
+    every later one-task step of the host, and the dd/compress runs after it never ran)."""
+    matrix = tmp_path / 'matrix.yml'
+    matrix.write_text(TASK_FILE_FIRST_MATRIX)
+    proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
+                '-e', '@%s' % matrix, '-e', 'bench_install_tools=false'], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    _, jsonl = load_run(run_dir)
+    got = sorted((r['labels']['benchmark'], r['repetition']) for r in jsonl)
+    assert got == [('dd-write', 1), ('dd-write', 2), ('net', 1), ('net', 2)], got
+    assert all(r['metrics']['bytes']['value'] == 4 * 1024 * 1024 for r in jsonl if r['tool'] == 'dd')
