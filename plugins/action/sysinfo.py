@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""benchlab.bench.sysinfo on the controller: the module runs as usual; when it cannot start on the target
+"""benchlab.bench.sysinfo, and every other target module (meta/runtime.yml plugin_routing), on the
+controller: the module runs as usual; when it cannot start on the target
 (a Python too old for the collection or for this ansible-core) the task fails with one message
 naming the host and what to install (plugin_utils/compat.py). Documentation: plugins/modules/sysinfo.py."""
 

@@ -20,9 +20,11 @@ What was done is returned for the record's ``params.guards``; what went wrong be
 import os
 import time
 
-# Processes whose presence means another benchmark (or a compressor) competes for the machine.
-BENCH_PROCESSES = ('fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'xz', 'zstd', 'stress',
-                   'stress-ng')
+from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import process_names
+
+# Processes whose presence means another benchmark (or a compressor) competes for the machine:
+# every benchmark's own (module_utils/toolnames.py), and the usual load generators.
+BENCH_PROCESSES = process_names() + ('stress', 'stress-ng')
 
 DEFAULTS = {
     'quiesce': True,

@@ -15,6 +15,7 @@ import json
 import os
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_names
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 
 SCHEMA_VERSION = 1
@@ -72,8 +73,14 @@ def new_record(tool, test, metrics, tool_version=None, labels=None, params=None,
 
 
 def load_schema(path=SCHEMA_FILE):
+    """The record schema, its ``tool`` an enum of the record names of module_utils/toolnames.py
+    (the one registry of the tools: a new benchmark does not edit the schema file)."""
     with open(path) as f:
-        return json.load(f)
+        schema = json.load(f)
+    tool = schema.get('properties', {}).get('tool')
+    if tool is not None and 'enum' not in tool:
+        tool['enum'] = record_names()
+    return schema
 
 
 _VALIDATOR = []

@@ -207,18 +207,24 @@ def read_state(module, drbdsetup, name):
         module.fail_json(msg=str(e))
 
 
-def filesystem(module, p, drbdadm, secrets, loaded):
-    """state mounted / unmounted: act only on the resource's own DRBD device at the mount point."""
-    name, state = p['name'], p['state']
-    if not p['mount']:
-        module.fail_json(msg='state %s needs mount (the mount point of resource %s)' % (state, name))
+def resource_minor(module, p, drbdadm, secrets):
+    """The minor of the resource's DRBD device on this host (drbdadm sh-minor)."""
+    name = p['name']
     base = [drbdadm] + (['-c', p['config_file']] if p['config_file'] else [])
     res = secrets.masked(run(module, base + ['sh-minor', name]))
     minors = [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
     if res.rc != 0 or not minors or not minors[0].isdigit():
         fail(module, 'drbdadm sh-minor (is resource %s defined for this host, `uname -n` = %s?)'
              % (name, os.uname()[1]), res)
-    minor = int(minors[0])
+    return int(minors[0])
+
+
+def filesystem(module, p, drbdadm, secrets, loaded):
+    """state mounted / unmounted: act only on the resource's own DRBD device at the mount point."""
+    name, state = p['name'], p['state']
+    if not p['mount']:
+        module.fail_json(msg='state %s needs mount (the mount point of resource %s)' % (state, name))
+    minor = resource_minor(module, p, drbdadm, secrets)
     device = '/dev/drbd%d' % minor
     mount = os.path.normpath(p['mount'])
     mountpoint = os.path.realpath(mount) if os.path.exists(mount) else mount
@@ -233,19 +239,29 @@ def filesystem(module, p, drbdadm, secrets, loaded):
                               % ('use' if state == 'mounted' else 'unmount', mount, name, entry['source'],
                                  entry['fstype'], entry['major_minor'], device, DRBD_MAJOR, minor)), **result)
     if state == 'unmounted':
-        if verdict == 'none':
-            module.exit_json(changed=False, **result)
-        argv = [module.get_bin_path('umount', required=True), mountpoint]
-        result.update(plan=['umount'], cmd=[argv])
-        if module.check_mode:
-            module.exit_json(changed=True, **result)
-        res = secrets.masked(run(module, argv))
-        if res.rc != 0:
-            fail_step(module, 'umount %s' % mountpoint, res, **result)
-        module.exit_json(changed=True, **result)
+        return unmount(module, mountpoint, verdict, secrets, result)
     if verdict == 'ours':
         module.exit_json(changed=False, **result)
-    # nothing mounted there: mkfs when the device has no filesystem, then mount
+    return mount_new(module, p, device, mountpoint, secrets, result)
+
+
+def unmount(module, mountpoint, verdict, secrets, result):
+    """state unmounted: umount the resource's own filesystem (verdict 'ours'), or nothing ('none')."""
+    if verdict == 'none':
+        module.exit_json(changed=False, **result)
+    argv = [module.get_bin_path('umount', required=True), mountpoint]
+    result.update(plan=['umount'], cmd=[argv])
+    if module.check_mode:
+        module.exit_json(changed=True, **result)
+    res = secrets.masked(run(module, argv))
+    if res.rc != 0:
+        fail_step(module, 'umount %s' % mountpoint, res, **result)
+    module.exit_json(changed=True, **result)
+
+
+def mount_new(module, p, device, mountpoint, secrets, result):
+    """state mounted with nothing mounted there: mkfs when the device has no filesystem, then mount."""
+    name = p['name']
     if not os.path.exists(device):
         if module.check_mode:
             module.warn('%s does not exist yet (the resource is not up): the plan assumes it holds no filesystem'

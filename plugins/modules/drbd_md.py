@@ -148,27 +148,9 @@ def guard(module, probes, what, **result):
             module.fail_json(msg=str(e), devices=probes, **result)
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            name=dict(type='str', required=True),
-            state=dict(type='str', choices=['present', 'absent'], default='present'),
-            force=dict(type='bool', default=False),
-            config_file=dict(type='path'),
-            drbdadm=dict(type='path'),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-    drbdadm = p['drbdadm'] or module.get_bin_path('drbdadm', required=True)
-    base = [drbdadm] + (['-c', p['config_file']] if p['config_file'] else [])
-    name = p['name']
-    try:
-        # `all` would make drbdadm act on every resource of the host, `-x` would be an option
-        check_name(name, 'name')
-    except DrbdConfigError as e:
-        module.fail_json(msg=str(e), devices=[], md_exists=False, cmd=[])
-
+def probe_resource(module, base, name):
+    """(probes, md_probes, md_all, md_any): a probe of every backing and meta-data device of the
+    resource, and whether DRBD meta-data is on all / any of its meta-data devices."""
     ll = run(module, base + ['sh-ll-dev', name])
     if ll.rc != 0 or not ll.stdout.strip():
         fail(module, 'drbdadm sh-ll-dev (is resource %s defined for this host, `uname -n` = %s?)'
@@ -190,6 +172,58 @@ def main():
     gi = run(module, base + ['get-gi', name])
     md_all = gi.rc == 0 or all(pr['verdict'] == 'drbd' for pr in md_probes)
     md_any = gi.rc == 0 or any(pr['verdict'] == 'drbd' for pr in md_probes)
+    return probes, md_probes, md_all, md_any
+
+
+def create_cmd(module, p, drbdadm, probes, md_probes, md_all, md_any):
+    """state present: the create-md argv, or exit when the meta-data is there; refuses partial
+    meta-data and disks that carry data unless force."""
+    name, md_exists = p['name'], md_any
+    if md_all and not p['force']:
+        module.exit_json(changed=False, devices=probes, md_exists=True, cmd=[])
+    if md_any and not p['force']:
+        have = [pr['device'] for pr in md_probes if pr['verdict'] == 'drbd']
+        lack = [pr['device'] for pr in md_probes if pr['verdict'] != 'drbd']
+        module.fail_json(msg=('refusing create-md for %s: DRBD meta-data is on %s but not on %s (a volume was '
+                              'added or wiped by hand?). Create it for that volume yourself (drbdadm create-md '
+                              '%s/<volume>) or set force: true to create it for every volume again.'
+                              % (name, ', '.join(have), ', '.join(lack), name)),
+                         devices=probes, md_exists=True, cmd=[])
+    dirty = [pr for pr in probes if pr['verdict'] == 'other']
+    if dirty and not p['force']:
+        module.fail_json(
+            msg=('safe mode: refusing create-md for %s: %s carries %s. create-md would overwrite the end of '
+                 'the disk and DRBD would expose the old data as the replicated device. Wipe it yourself '
+                 '(wipefs -a) or set force: true if this data is really disposable.'
+                 % (name, ', '.join(pr['device'] for pr in dirty),
+                    '; '.join('%s (%s)' % (pr['description'], pr['device']) if len(dirty) > 1 else
+                              pr['description'] for pr in dirty))),
+            devices=probes, md_exists=md_exists, cmd=[])
+    guard(module, probes, 'create DRBD meta-data of resource %s on' % name, md_exists=md_exists, cmd=[])
+    return step_argv('force-create-md' if p['force'] else 'create-md', name, drbdadm, p['config_file'])
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            name=dict(type='str', required=True),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            force=dict(type='bool', default=False),
+            config_file=dict(type='path'),
+            drbdadm=dict(type='path'),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    drbdadm = p['drbdadm'] or module.get_bin_path('drbdadm', required=True)
+    base = [drbdadm] + (['-c', p['config_file']] if p['config_file'] else [])
+    name = p['name']
+    try:
+        # `all` would make drbdadm act on every resource of the host, `-x` would be an option
+        check_name(name, 'name')
+    except DrbdConfigError as e:
+        module.fail_json(msg=str(e), devices=[], md_exists=False, cmd=[])
+    probes, md_probes, md_all, md_any = probe_resource(module, base, name)
     md_exists = md_any
 
     cmd = []
@@ -200,28 +234,7 @@ def main():
             guard(module, md_probes, 'wipe the DRBD meta-data of resource %s on' % name, md_exists=md_exists, cmd=[])
             cmd = step_argv('wipe-md', name, drbdadm, p['config_file'])
     else:
-        if md_all and not p['force']:
-            module.exit_json(changed=False, devices=probes, md_exists=True, cmd=[])
-        if md_any and not p['force']:
-            have = [pr['device'] for pr in md_probes if pr['verdict'] == 'drbd']
-            lack = [pr['device'] for pr in md_probes if pr['verdict'] != 'drbd']
-            module.fail_json(msg=('refusing create-md for %s: DRBD meta-data is on %s but not on %s (a volume was '
-                                  'added or wiped by hand?). Create it for that volume yourself (drbdadm create-md '
-                                  '%s/<volume>) or set force: true to create it for every volume again.'
-                                  % (name, ', '.join(have), ', '.join(lack), name)),
-                             devices=probes, md_exists=True, cmd=[])
-        dirty = [pr for pr in probes if pr['verdict'] == 'other']
-        if dirty and not p['force']:
-            module.fail_json(
-                msg=('safe mode: refusing create-md for %s: %s carries %s. create-md would overwrite the end of '
-                     'the disk and DRBD would expose the old data as the replicated device. Wipe it yourself '
-                     '(wipefs -a) or set force: true if this data is really disposable.'
-                     % (name, ', '.join(pr['device'] for pr in dirty),
-                        '; '.join('%s (%s)' % (pr['description'], pr['device']) if len(dirty) > 1 else
-                                  pr['description'] for pr in dirty))),
-                devices=probes, md_exists=md_exists, cmd=[])
-        guard(module, probes, 'create DRBD meta-data of resource %s on' % name, md_exists=md_exists, cmd=[])
-        cmd = step_argv('force-create-md' if p['force'] else 'create-md', name, drbdadm, p['config_file'])
+        cmd = create_cmd(module, p, drbdadm, probes, md_probes, md_all, md_any)
 
     if not cmd or module.check_mode:
         module.exit_json(changed=bool(cmd), devices=probes, md_exists=md_exists, cmd=cmd)

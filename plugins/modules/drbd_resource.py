@@ -235,70 +235,50 @@ def _install(path, text):
         raise
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            resources=dict(type='list', elements='dict', required=True),
-            state=dict(type='str', choices=['present', 'absent'], default='present'),
-            syntax=dict(type='str', choices=['auto', '8.4', '9'], default='auto'),
-            config_dir=dict(type='path', default='/etc/drbd.d'),
-            main_config=dict(type='path', default='/etc/drbd.conf'),
-            validate=dict(type='bool', default=True),
-            drbdadm=dict(type='path'),
-            adopt=dict(type='bool', default=False),
-            lab=dict(type='str', default='default'),
-            allow_handlers=dict(type='bool', default=False),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-    config_dir = p['config_dir']
-    # The new secrets and those of the installed configuration (a diff shows the old file, drbdadm
-    # may quote another resource's lines), with the prefix drbdadm quotes of a rejected long one:
-    # from here on Ansible masks them in everything returned.
+def known_secrets(module, p):
+    """(new, all): the new secrets and those of the installed configuration (a diff shows the old
+    file, drbdadm may quote another resource's lines), with the prefix drbdadm quotes of a rejected
+    long one: from here on Ansible masks them in everything returned."""
     new_secrets = _secrets(p['resources'])
     secrets = list(new_secrets)
-    secrets += [s for s in config_files_secrets(p['main_config'], [config_dir]) if s not in secrets]
+    secrets += [s for s in config_files_secrets(p['main_config'], [p['config_dir']]) if s not in secrets]
     module.no_log_values.update(secret_forms(secrets))
-    try:
-        lab = check_lab(p['lab'])
-    except DrbdConfigError as e:
-        module.fail_json(msg=str(e), files=[])
+    return new_secrets, secrets
 
-    if p['state'] == 'absent':
-        files, changed, plan = [], False, []
-        for i, res in enumerate(p['resources']):
-            try:
-                name = check_name(res.get('name'), 'drbd_resources[%d].name' % i)
-            except DrbdConfigError as e:
-                module.fail_json(msg=str(e), files=[])
-            path = os.path.join(config_dir, name + '.res')
-            text = _read(path) if os.path.lexists(path) else None
-            if os.path.lexists(path) and text is None:
-                text = ''
-            problem = ownership_problem(path, text, name, lab, p['adopt'], 'remove')
-            if problem:
-                module.fail_json(msg=problem, files=[])
-            plan.append((name, path, text))
-        # every file checked before the first one goes
-        for name, path, text in plan:
-            gone = text is not None
-            if gone and not module.check_mode:
-                os.unlink(path)
-            adopted = gone and not _ours(text, name, lab)
-            files.append(dict(name=name, path=path, changed=gone, notes=[], adopted=adopted))
-            changed = changed or gone
-        module.exit_json(changed=changed, files=files)
 
-    # Input is data: the checks run before drbdadm sees anything (again below with the real syntax).
-    try:
-        check_resources(p['resources'], '9' if p['syntax'] == 'auto' else p['syntax'], p['allow_handlers'])
-    except DrbdConfigError as e:
-        module.fail_json(msg=redact(str(e), secrets), files=[])
+def remove_resources(module, p, lab):
+    """state absent: remove the resources' files (benchlab's own, or adopted), every file checked
+    before the first one goes."""
+    config_dir = p['config_dir']
+    files, changed, plan = [], False, []
+    for i, res in enumerate(p['resources']):
+        try:
+            name = check_name(res.get('name'), 'drbd_resources[%d].name' % i)
+        except DrbdConfigError as e:
+            module.fail_json(msg=str(e), files=[])
+        path = os.path.join(config_dir, name + '.res')
+        text = _read(path) if os.path.lexists(path) else None
+        if os.path.lexists(path) and text is None:
+            text = ''
+        problem = ownership_problem(path, text, name, lab, p['adopt'], 'remove')
+        if problem:
+            module.fail_json(msg=problem, files=[])
+        plan.append((name, path, text))
+    for name, path, text in plan:
+        gone = text is not None
+        if gone and not module.check_mode:
+            os.unlink(path)
+        adopted = gone and not _ours(text, name, lab)
+        files.append(dict(name=name, path=path, changed=gone, notes=[], adopted=adopted))
+        changed = changed or gone
+    module.exit_json(changed=changed, files=files)
 
+
+def drbd_version(module, p, warnings):
+    """(drbdadm, version): the drbdadm to use and the drbd-utils / kernel module versions (None
+    without drbdadm, allowed in check mode before the install)."""
     drbdadm = p['drbdadm'] or module.get_bin_path('drbdadm')
     version = None
-    warnings = []
     if drbdadm:
         res = run(module, [drbdadm, '--version'])
         try:
@@ -310,26 +290,12 @@ def main():
         if not module.check_mode:
             module.fail_json(msg='drbdadm not found: install drbd-utils first (the drbd role does: tasks install.yml)')
         warnings.append('drbdadm not found: rendered without validation (check mode before the install)')
-    try:
-        syntax = choose_syntax(version or {}, p['syntax'] if version or p['syntax'] != 'auto' else '9')
-        norms = check_resources(p['resources'], syntax, p['allow_handlers'])
-    except DrbdConfigError as e:
-        module.fail_json(msg=redact(str(e), secrets), files=[])
+    return drbdadm, version
 
-    if not os.path.isdir(config_dir):
-        if module.check_mode:
-            warnings.append('%s does not exist yet' % config_dir)
-        else:
-            module.fail_json(msg='config_dir %s does not exist (is drbd-utils installed?)' % config_dir)
 
-    files, diffs, changed, last_cmd = [], [], False, None
-    rendered = []
-    for norm in norms:
-        text = render_resource(norm, lab)
-        path = os.path.join(config_dir, norm['name'] + '.res')
-        rendered.append((norm, text, path))
-    # Only benchlab's own files are replaced: anything else is refused before drbdadm runs.
-    for norm, text, path in rendered:
+def refuse_foreign(module, p, rendered, lab):
+    """Only benchlab's own files are replaced: anything else is refused before drbdadm runs."""
+    for norm, _text, path in rendered:
         before = _read(path) if os.path.lexists(path) else None
         if os.path.lexists(path) and before is None:
             before = ''
@@ -337,34 +303,42 @@ def main():
         if problem:
             module.fail_json(msg=problem, files=[])
 
-    # Validate all candidates first: nothing is installed unless every file passes.
-    if p['validate'] and drbdadm:
-        work = tempfile.mkdtemp(prefix='benchlab-drbd-')
-        try:
-            os.chmod(work, 0o700)
-            for norm, text, path in rendered:
-                cand = os.path.join(work, norm['name'] + '.res')
-                fd = os.open(cand, os.O_WRONLY | os.O_CREAT | os.O_EXCL, MODE)
-                with os.fdopen(fd, 'w') as f:
-                    f.write(text)
-                main_config = p['main_config'] if p['main_config'] and os.path.isfile(p['main_config']) else None
-                try:
-                    argv = validator_argv(syntax, version, drbdadm, _drbdadm84(drbdadm), cand, main_config,
-                                          path if main_config else None)
-                except DrbdConfigError as e:
-                    module.fail_json(msg=str(e), files=[])
-                result = run(module, argv)
-                last_cmd = result.argv
-                if result.rc != 0:
-                    errors = parse_drbdadm_errors(result.stderr + '\n' + result.stdout, cand)
-                    msg = ('drbdadm rejected the rendered resource %s (nothing was installed): %s'
-                           % (norm['name'], describe_errors(errors, text, path)))
-                    module.fail_json(msg=redact(msg, secrets), cmd=result.argv, rc=result.rc,
-                                     errors=[dict(e, message=redact(e['message'], secrets)) for e in errors],
-                                     rendered=redact(text, secrets), files=[])
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
 
+def validate_rendered(module, p, rendered, syntax, version, drbdadm, secrets):
+    """drbdadm checks every candidate file before any is installed; the last validator argv."""
+    last_cmd = None
+    work = tempfile.mkdtemp(prefix='benchlab-drbd-')
+    try:
+        os.chmod(work, 0o700)
+        for norm, text, path in rendered:
+            cand = os.path.join(work, norm['name'] + '.res')
+            fd = os.open(cand, os.O_WRONLY | os.O_CREAT | os.O_EXCL, MODE)
+            with os.fdopen(fd, 'w') as f:
+                f.write(text)
+            main_config = p['main_config'] if p['main_config'] and os.path.isfile(p['main_config']) else None
+            try:
+                argv = validator_argv(syntax, version, drbdadm, _drbdadm84(drbdadm), cand, main_config,
+                                      path if main_config else None)
+            except DrbdConfigError as e:
+                module.fail_json(msg=str(e), files=[])
+            result = run(module, argv)
+            last_cmd = result.argv
+            if result.rc != 0:
+                errors = parse_drbdadm_errors(result.stderr + '\n' + result.stdout, cand)
+                msg = ('drbdadm rejected the rendered resource %s (nothing was installed): %s'
+                       % (norm['name'], describe_errors(errors, text, path)))
+                module.fail_json(msg=redact(msg, secrets), cmd=result.argv, rc=result.rc,
+                                 errors=[dict(e, message=redact(e['message'], secrets)) for e in errors],
+                                 rendered=redact(text, secrets), files=[])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return last_cmd
+
+
+def install_rendered(module, rendered, lab, secrets, new_secrets):
+    """(files, diffs, changed): install the rendered files that differ (mode 0600), secrets masked
+    in the diffs."""
+    files, diffs, changed = [], [], False
     for norm, text, path in rendered:
         before = _read(path)
         mode_wrong = before is not None and (os.stat(path).st_mode & 0o7777) != MODE
@@ -383,7 +357,60 @@ def main():
         files.append(dict(name=norm['name'], path=path, changed=file_changed, notes=norm['notes'],
                           adopted=before is not None and not _ours(before, norm['name'], lab)))
         changed = changed or file_changed
+    return files, diffs, changed
 
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            resources=dict(type='list', elements='dict', required=True),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            syntax=dict(type='str', choices=['auto', '8.4', '9'], default='auto'),
+            config_dir=dict(type='path', default='/etc/drbd.d'),
+            main_config=dict(type='path', default='/etc/drbd.conf'),
+            validate=dict(type='bool', default=True),
+            drbdadm=dict(type='path'),
+            adopt=dict(type='bool', default=False),
+            lab=dict(type='str', default='default'),
+            allow_handlers=dict(type='bool', default=False),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    config_dir = p['config_dir']
+    new_secrets, secrets = known_secrets(module, p)
+    try:
+        lab = check_lab(p['lab'])
+    except DrbdConfigError as e:
+        module.fail_json(msg=str(e), files=[])
+    if p['state'] == 'absent':
+        remove_resources(module, p, lab)
+
+    # Input is data: the checks run before drbdadm sees anything (again below with the real syntax).
+    try:
+        check_resources(p['resources'], '9' if p['syntax'] == 'auto' else p['syntax'], p['allow_handlers'])
+    except DrbdConfigError as e:
+        module.fail_json(msg=redact(str(e), secrets), files=[])
+    warnings = []
+    drbdadm, version = drbd_version(module, p, warnings)
+    try:
+        syntax = choose_syntax(version or {}, p['syntax'] if version or p['syntax'] != 'auto' else '9')
+        norms = check_resources(p['resources'], syntax, p['allow_handlers'])
+    except DrbdConfigError as e:
+        module.fail_json(msg=redact(str(e), secrets), files=[])
+    if not os.path.isdir(config_dir):
+        if module.check_mode:
+            warnings.append('%s does not exist yet' % config_dir)
+        else:
+            module.fail_json(msg='config_dir %s does not exist (is drbd-utils installed?)' % config_dir)
+
+    rendered = [(norm, render_resource(norm, lab), os.path.join(config_dir, norm['name'] + '.res')) for norm in norms]
+    refuse_foreign(module, p, rendered, lab)
+    # Validate all candidates first: nothing is installed unless every file passes.
+    last_cmd = None
+    if p['validate'] and drbdadm:
+        last_cmd = validate_rendered(module, p, rendered, syntax, version, drbdadm, secrets)
+    files, diffs, changed = install_rendered(module, rendered, lab, secrets, new_secrets)
     result = dict(changed=changed, syntax=syntax, version=version, files=files)
     if last_cmd:
         result['validate_cmd'] = last_cmd

@@ -11,7 +11,6 @@ ImportProblem naming the entry, its file and its first line, and nothing is stor
 
 from __future__ import annotations
 
-import json
 import os
 
 import yaml
@@ -22,10 +21,11 @@ from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbenc
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, schema_validator
+from ansible_collections.benchlab.bench.plugins.module_utils.record import json_path, metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
 from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
 from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import parse_time
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import validator
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'import-manifest-v1.json')
 DEFAULT_HOST = 'imported'
@@ -42,13 +42,6 @@ class ImportProblem(ValueError):
         super(ImportProblem, self).__init__('%s:\n%s' % (what, '\n'.join('- ' + p for p in self.problems)))
 
 
-def _where(path):
-    out = ''
-    for part in path:
-        out += '[%d]' % part if isinstance(part, int) else ('.%s' % part if out else part)
-    return out or '(manifest)'
-
-
 def _message(err):
     """The innermost cause of a schema error (if/then, oneOf), worded for the user."""
     if err.validator == 'oneOf' and isinstance(err.instance, dict) and 'cell' in err.instance:
@@ -61,12 +54,10 @@ def _message(err):
 
 def schema_problems(manifest):
     """The manifest's schema errors, each naming the entry index and the field."""
-    with open(SCHEMA_FILE) as f:
-        validator = schema_validator(json.load(f))
     problems = []
-    for err in sorted(validator.iter_errors(manifest), key=lambda e: [str(p) for p in e.absolute_path]):
+    for err in sorted(validator(SCHEMA_FILE).iter_errors(manifest), key=lambda e: [str(p) for p in e.absolute_path]):
         path, message = _message(err)
-        problems.append('%s: %s' % (_where(path), message))
+        problems.append('%s: %s' % (json_path(path, whole='(manifest)'), message))
     return problems
 
 

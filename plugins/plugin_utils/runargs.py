@@ -19,8 +19,15 @@ import os
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'matrix-v1.json')
 MODULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules')
-# The module benchlab.bench.<tool> of each matrix tool.
-MODULES = ('dd', 'fio', 'bonnie', 'dbench', 'sysbench_fileio', 'iperf', 'compress')
+
+
+def _schema_defs():
+    with open(SCHEMA_FILE) as f:
+        return json.load(f)['$defs']
+
+
+# The matrix tools (the matrix schema's `tool` enum); each runs the module benchlab.bench.<tool>.
+MODULES = tuple(_schema_defs()['benchmark']['properties']['tool']['enum'])
 # Matrix param -> module option, where the names differ.
 RENAMES = {'fio': {'job_file': 'job_file_name'}}
 # Options the plan adds to a run's params (not in the matrix): forwarded as they are.
@@ -34,8 +41,7 @@ class RunArgsError(ValueError):
 @functools.lru_cache(maxsize=1)
 def schema_params():
     """{tool: (matrix param names)} from the matrix schema."""
-    with open(SCHEMA_FILE) as f:
-        defs = json.load(f)['$defs']
+    defs = _schema_defs()
     return dict((tool, tuple(sorted(defs['%s_params' % tool].get('properties') or {}))) for tool in MODULES)
 
 

@@ -127,28 +127,26 @@ def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_f
     return flags
 
 
+# run-level code -> the cell's message, given how many of its runs carry the code and how many ran
+_RUN_MESSAGES = {
+    BELOW_2X_RAM: ('the data set was below 2x RAM in %d of %d run(s): the page cache may inflate the result (the '
+                   'warnings give the sizes)'),
+    ZERO_DATA: ('wrote zeros or compressible data in %d of %d run(s): storage that skips or compresses zero blocks '
+                '(ploop, thin volumes, btrfs/zfs compression) fakes the speed'),
+    NOT_QUIET: 'other processes used the CPU (or another benchmark ran) during %d of %d run(s)',
+    SOURCE_ON_TEST_STORAGE: ('the source data was read from the storage under test in %d of %d run(s): set data_dir '
+                             'to a tmpfs with room'),
+}
+
+
 def _record_flags(records):
     """The cell's flags from the codes its records carry, each with the count of runs."""
-    flags = []
     codes = [record_codes(r) for r in records]
-    n = len(records)
-    ram = sum(1 for c in codes if BELOW_2X_RAM in c)
-    if ram:
-        flags.append(_flag(BELOW_2X_RAM, 'the data set was below 2x RAM in %d of %d run(s): the page cache may '
-                                         'inflate the result (the warnings give the sizes)' % (ram, n)))
-    zero = sum(1 for c in codes if ZERO_DATA in c)
-    if zero:
-        flags.append(_flag(ZERO_DATA, 'wrote zeros or compressible data in %d of %d run(s): storage that skips or '
-                                      'compresses zero blocks (ploop, thin volumes, btrfs/zfs compression) fakes '
-                                      'the speed' % (zero, n)))
-    busy = sum(1 for c in codes if NOT_QUIET in c)
-    if busy:
-        flags.append(_flag(NOT_QUIET, 'other processes used the CPU (or another benchmark ran) during %d of %d '
-                                      'run(s)' % (busy, n)))
-    src = sum(1 for c in codes if SOURCE_ON_TEST_STORAGE in c)
-    if src:
-        flags.append(_flag(SOURCE_ON_TEST_STORAGE, 'the source data was read from the storage under test in %d of '
-                                                   '%d run(s): set data_dir to a tmpfs with room' % (src, n)))
+    flags = []
+    for code in RUN_CODES:
+        flagged = sum(1 for c in codes if code in c)
+        if flagged:
+            flags.append(_flag(code, _RUN_MESSAGES[code] % (flagged, len(records))))
     return flags
 
 

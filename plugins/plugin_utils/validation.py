@@ -15,6 +15,7 @@ import json
 import os
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import SCHEMA_FILE as RECORD_SCHEMA_FILE
+from ansible_collections.benchlab.bench.plugins.module_utils.record import load_schema as load_record_schema
 from ansible_collections.benchlab.bench.plugins.module_utils.record import schema_problems, schema_validator
 
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas')
@@ -27,7 +28,9 @@ _validators = {}
 
 def load_schema(path):
     """The parsed schema file (read once)."""
-    if path not in _schemas:
+    if path not in _schemas and path == RECORD_SCHEMA_FILE:
+        _schemas[path] = load_record_schema()     # its tool names come from module_utils/toolnames.py
+    elif path not in _schemas:
         with open(path, encoding='utf-8') as f:
             _schemas[path] = json.load(f)
     return _schemas[path]

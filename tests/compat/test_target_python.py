@@ -55,10 +55,12 @@ def test_every_module_on_target_python(version, env_name, port, env, tmp_path, b
     assert os.listdir(bench_dir) == []  # every module removed its work directory
 
 
-def test_python27_target_gets_one_clear_error(env):
+# sysinfo's own action plugin, and dd's through meta/runtime.yml's plugin_routing (as every other target module)
+@pytest.mark.parametrize('module,args', [('sysinfo', ''), ('dd', 'path=/var/tmp size=1M')])
+def test_python27_target_gets_one_clear_error(env, module, args):
     python = pyenv_python('2.7', 'TARGET_PY27')
-    proc = run([BIN / 'ansible', 'localhost', '-i', 'inventories/local', '-m', 'benchlab.bench.sysinfo',
-                '-e', 'ansible_python_interpreter=%s' % python, '-o'], env)
+    proc = run([BIN / 'ansible', 'localhost', '-i', 'inventories/local', '-m', 'benchlab.bench.' + module,
+                '-a', args, '-e', 'ansible_python_interpreter=%s' % python, '-o'], env)
     assert proc.returncode != 0
     status, _sep, payload = proc.stdout.strip().partition(' => ')
     assert 'FAILED' in status, proc.stdout + proc.stderr

@@ -12,11 +12,7 @@ PLUGINS = Path(__file__).resolve().parents[3] / 'plugins'
 MAX_LINES = 60
 
 # (path under plugins/, function name): who shortens it. Empty it, never add to it.
-ALLOWED = {
-    ('modules/drbd_lifecycle.py', 'filesystem'): 'vm',
-    ('modules/drbd_md.py', 'main'): 'vm',
-    ('modules/drbd_resource.py', 'main'): 'vm',
-}
+ALLOWED = {}
 
 
 def long_functions():

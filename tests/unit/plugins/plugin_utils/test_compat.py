@@ -5,6 +5,9 @@
 (The real runs on Python 2.7 / 3.6 / 3.13 targets under ansible-core 2.16 are in tests/compat.)"""
 
 import importlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,14 +61,61 @@ def target_modules():
                   if p.stem != '__init__' and p.stem not in CONTROLLER_ONLY)
 
 
+# Resolves each module's action plugin as a task would (TaskExecutor._get_action_handler_with_module_context):
+# the module's plugin_routing action_plugin (meta/runtime.yml), else an action plugin of the module's
+# own name, else ansible.legacy.normal. In a child process: the collection loader it installs is
+# process-wide, and the other tests import the collection through sys.path.
+_RESOLVE = r"""
+import json, sys
+from ansible.plugins.loader import action_loader, init_plugin_loader, module_loader
+init_plugin_loader([sys.argv[1]])
+out = {}
+for name in sys.argv[2:]:
+    fqcn = 'benchlab.bench.' + name
+    module = module_loader.find_plugin_with_context(fqcn)
+    if not module.resolved:
+        out[name] = [None, []]
+        continue
+    handler = module.action_plugin or (fqcn if action_loader.has_plugin(fqcn) else 'ansible.legacy.normal')
+    cls = action_loader.get(handler, class_only=True)
+    out[name] = [handler, [c.__name__ for c in cls.__mro__]]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope='module')
+def handlers():
+    root = Path(compat.__file__).parents[5]     # the directory holding ansible_collections/benchlab/bench
+    proc = subprocess.run([sys.executable, '-c', _RESOLVE, str(root)] + target_modules(),
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize('name', target_modules())
-def test_every_target_module_runs_through_the_check(name):
-    """A new module needs plugins/action/<name>.py (a subclass of TargetModuleAction, as the others):
+def test_every_target_module_runs_through_the_check(name, handlers):
+    """Resolved by the running ansible-core as a task would be: every target module's action plugin
+    is TargetModuleAction. A new module needs one line in meta/runtime.yml's plugin_routing (as dd);
     without it a host with a too-old Python gets the module wrapper's traceback."""
-    path = REPO / 'plugins/action' / (name + '.py')
-    assert path.is_file(), 'plugins/action/%s.py is missing: copy plugins/action/sysinfo.py' % name
-    mod = importlib.import_module('ansible_collections.benchlab.bench.plugins.action.' + name)
-    assert issubclass(mod.ActionModule, compat.TargetModuleAction)
+    handler, mro = handlers[name]
+    assert handler is not None, 'ansible-core does not find the module benchlab.bench.%s' % name
+    assert handler != 'ansible.legacy.normal', (
+        'benchlab.bench.%s has no action plugin: add "%s: {action_plugin: benchlab.bench.sysinfo}" under '
+        'plugin_routing.modules in meta/runtime.yml' % (name, name))
+    assert 'TargetModuleAction' in mro, (handler, mro)
+
+
+def test_the_shared_action_plugin_adds_nothing():
+    """meta/runtime.yml routes every plain target module to benchlab.bench.sysinfo's action plugin:
+    that must stay TargetModuleAction itself, or whatever sysinfo needed would run for every module."""
+    mod = importlib.import_module('ansible_collections.benchlab.bench.plugins.action.sysinfo')
+    own = [k for k, v in vars(mod.ActionModule).items() if not k.startswith('__') and (callable(v) or not k.startswith('_'))]
+    assert mod.ActionModule.__bases__ == (compat.TargetModuleAction,) and not own, \
+        'plugins/action/sysinfo.py must stay a bare subclass of TargetModuleAction, it has %s' % own
+    routing = yaml.safe_load((REPO / 'meta/runtime.yml').read_text())['plugin_routing']['modules']
+    own = sorted(p.stem for p in (REPO / 'plugins/action').glob('*.py') if p.stem != '__init__')
+    # a module routed here has no action plugin file of its own that would look like it counts
+    assert not set(routing) & set(own)
 
 
 def test_requires_ansible_admits_216_to_220():

@@ -36,3 +36,9 @@ def test_schema_loaded_and_validator_built_once():
     first = validation.validator(validation.MATRIX_SCHEMA_FILE)
     assert validation.validator(validation.MATRIX_SCHEMA_FILE) is first
     assert validation.load_schema(validation.MATRIX_SCHEMA_FILE) is validation.load_schema(validation.MATRIX_SCHEMA_FILE)
+
+
+def test_results_schema_takes_the_record_tool_names_from_the_registry():
+    """results.json refers to the record schema's tool: the same names as module_utils/toolnames.py."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_names
+    assert validation.load_schema(validation.RECORD_SCHEMA_FILE)['properties']['tool']['enum'] == record_names()
