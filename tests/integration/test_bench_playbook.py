@@ -135,3 +135,33 @@ def test_workers_are_one_measurement_and_n_is_repetitions(tmp_path, env):
     report = (run_dir / 'report.md').read_text()
     assert '(8)' not in report and '(4)' not in report
     assert sorted(scratch() - before) == []
+
+
+ONE_RUN_MATRIX = """---
+bench_matrix:
+  name: it-one-run
+  repetitions: 1
+  methodology: {cooldown_s: 0, quiesce: false}
+  cells: [{name: shm, host: localhost, path: /dev/shm, expected_faster: true}]
+  benchmarks: [{name: dd-write, tool: dd, params: {test: write, size: 1M}}]
+"""
+
+
+@pytest.mark.parametrize('tools', ['[dd, fio]', '[]'])
+def test_install_check_skips_the_package_manager_when_every_tool_is_there(tmp_path, env, tools):
+    """The install check is one shell command (ansible.builtin.raw) on the target: with dd and fio
+    installed here the facts and the bench_tools role are skipped; an empty tool list is no shell
+    syntax error."""
+    matrix = tmp_path / 'matrix.yml'
+    matrix.write_text(ONE_RUN_MATRIX)
+    proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local', '-v',
+                '-e', '@%s' % matrix, '-e', 'bench_install_tools=true', '-e', '{"bench_tools_tools": %s}' % tools], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    check = out[out.index('TASK [Find the tools that are not installed]'):]
+    assert check.split('TASK [', 2)[1].count('ok: [localhost]') == 1, check[:2000]
+    facts = out[out.index('TASK [Gather the facts the role needs]'):]
+    assert facts.split('TASK [', 2)[1].startswith('Gather the facts the role needs]') and \
+        'skipping: [localhost]' in facts.split('TASK [', 2)[1], facts[:2000]
+    assert 'TASK [benchlab.bench.bench_tools' not in out
+    assert len(run_dirs(tmp_path / 'runs')) == 1
