@@ -407,6 +407,10 @@ def bench_fio_once(exe, target):
         shutil.rmtree(out)
         for name in os.listdir(target):
             os.unlink(os.path.join(target, name))
+        # bench-fio's job file, which it leaves in /tmp (runfio.py: /tmp/<target's name>-tmpjobfile.fio);
+        # the target is a directory of ours, so is this name
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink('/tmp/%s-tmpjobfile.fio' % os.path.basename(target))
 
 
 def peer_matrix(target):
