@@ -25,7 +25,11 @@ writes nothing (the full run takes minutes; use this while working on one figure
   Pairs in which either side saw CPU steal are dropped (see paired()).
   fidelity_fio reads 4k at random with O_DIRECT for 3 s on that ext4 filesystem.
 - overhead_per_cell_s: the wall time of `ansible-playbook playbooks/bench.yml` on localhost minus
-  the tools' own time (the records' duration_s), per run of a cell (goal <= 1 s).
+  the tools' own time (the records' duration_s), per run of a cell (goal <= 0.6 s); with it the
+  CPU time (user + system) of the playbook's whole process tree (overhead_cpu_s, fixed_cost_cpu_s,
+  overhead_marginal_cpu_s), which a loaded machine changes far less than the wall time.
+- time_to_result_vs_bench_fio (peer): bench.yml and bench-fio on the same three fio jobs; also
+  bench.yml's own fio argv run by hand, which tells an IOPS gap's cause (see peer()).
 - report_100k_s, report_100k_peak_mb: perf/report_100k.py (goal <= 5 s, <= 500 MB).
 
 Prints a table and writes the figures, the goals and the machine they came from to --out.
@@ -41,6 +45,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -298,6 +303,17 @@ def fidelity(pairs, parts=('fidelity_dd', 'fidelity_fio')):
     return figures
 
 
+# The CPU time (user + system) of the last bench_playbook's process tree: ansible-playbook, its
+# workers, the modules and the tools (every descendant is reaped, so RUSAGE_CHILDREN counts it).
+# Unlike the wall time it hardly depends on what else the machine runs.
+LAST_CPU = [0.0]
+
+
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def bench_playbook(matrix, install=False, profile=False):
     """Run playbooks/bench.yml on localhost with `matrix`: (wall seconds, records, stdout)."""
     base = tempfile.mkdtemp(prefix='benchlab-perf-runs-')
@@ -310,10 +326,11 @@ def bench_playbook(matrix, install=False, profile=False):
             env['ANSIBLE_CALLBACK_PLUGINS'] = os.path.join(HERE, 'perf', 'callback_plugins')
             env['ANSIBLE_CALLBACKS_ENABLED'] = 'benchlab.bench.report,task_timer'
             env['BENCHLAB_PERF_TIMER'] = profile
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), children_cpu()
         out = sh(os.path.join(BIN, 'ansible-playbook'), 'playbooks/bench.yml', '-i', 'inventories/local',
                  '-e', '@' + mfile, '-e', 'bench_install_tools=%s' % ('true' if install else 'false'), env=env, cwd=REPO)
         wall = time.monotonic() - t0
+        LAST_CPU[0] = children_cpu() - cpu0
         (run_id,) = [d for d in os.listdir(os.path.join(base, 'runs')) if d != 'latest']
         with open(os.path.join(base, 'runs', run_id, 'results.json')) as f:
             records = json.load(f)['records']
@@ -334,15 +351,21 @@ def overhead(runs):
     installed already); the fixed cost: the same for a one-run play, with the install check, as a
     user runs it; and the marginal cost of a run between the two."""
     wall, records, _out = bench_playbook(dd_matrix(runs))
+    cpu = LAST_CPU[0]
     tools = sum(r.get('duration_s') or 0 for r in records)
-    print('overhead: %d runs, playbook %.1f s, tools %.2f s' % (len(records), wall, tools), flush=True)
+    print('overhead: %d runs, playbook %.1f s (CPU %.1f s), tools %.2f s' % (len(records), wall, cpu, tools), flush=True)
     wall1, records1, _out = bench_playbook(dd_matrix(1), install=True)
+    cpu1 = LAST_CPU[0]
     tools1 = sum(r.get('duration_s') or 0 for r in records1)
     fixed = wall1 - tools1
-    print('fixed cost: one run with the install check, playbook %.1f s, tool %.2f s' % (wall1, tools1), flush=True)
+    print('fixed cost: one run with the install check, playbook %.1f s (CPU %.1f s), tool %.2f s' % (
+        wall1, cpu1, tools1), flush=True)
+    # The CPU figures count the tools' CPU too (8 MiB dd writes to /dev/shm: a few ms each).
     return {'overhead_per_cell_s': (wall - tools) / len(records), 'overhead_runs': len(records),
             'overhead_wall_s': wall, 'overhead_tools_s': tools, 'fixed_cost_s': fixed,
-            'overhead_marginal_s': ((wall - tools) - fixed) / max(len(records) - 1, 1)}
+            'overhead_marginal_s': ((wall - tools) - fixed) / max(len(records) - 1, 1),
+            'overhead_cpu_s': cpu, 'fixed_cost_cpu_s': cpu1,
+            'overhead_marginal_cpu_s': (cpu - cpu1) / max(len(records) - 1, 1)}
 
 
 PEER_DEPTHS = (1, 4, 16)
@@ -384,6 +407,10 @@ def bench_fio_once(exe, target):
         shutil.rmtree(out)
         for name in os.listdir(target):
             os.unlink(os.path.join(target, name))
+        # bench-fio's job file, which it leaves in /tmp (runfio.py: /tmp/<target's name>-tmpjobfile.fio);
+        # the target is a directory of ours, so is this name
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink('/tmp/%s-tmpjobfile.fio' % os.path.basename(target))
 
 
 def peer_matrix(target):
@@ -394,10 +421,34 @@ def peer_matrix(target):
 
 
 def bench_yml_once(target):
-    """The same three jobs through bench.yml (install check on, as a user runs it)."""
+    """The same three jobs through bench.yml (install check on, as a user runs it): (wall seconds,
+    {iodepth: read IOPS}, {iodepth: fio argv}). Prints each run's quiet verdict (the CPU other
+    processes used while it ran), so a disturbed round shows."""
     wall, records, _out = bench_playbook(peer_matrix(target), install=True)
     iops = dict((int(r['params']['iodepth']), r['metrics']['read_iops']['value']) for r in records)
-    return wall, iops
+    for r in records:
+        g = r['params'].get('guards') or {}
+        print('    bench.yml qd%s: %.0f IOPS, fio %.2f s, other processes %s%% CPU %s' % (
+            r['params']['iodepth'], r['metrics']['read_iops']['value'], r['duration_s'], g.get('other_cpu_pct'),
+            ', '.join(g.get('busiest') or [])), flush=True)
+    return wall, iops, dict((int(r['params']['iodepth']), r['cmd']) for r in records)
+
+
+def fio_by_hand_once(target, argvs):
+    """bench.yml's own fio argv of each job, run directly (no Ansible), each in a fresh directory
+    as the module does: separates what Ansible around fio costs from how the jobs differ from
+    bench-fio's (which runs its three jobs on one file, laid out by the first)."""
+    t0 = time.monotonic()
+    iops = {}
+    for depth in PEER_DEPTHS:
+        work = tempfile.mkdtemp(prefix='benchlab-hand-', dir=target)
+        try:
+            argv = [('--directory=%s' % work) if a.startswith('--directory=') else a for a in argvs[depth]]
+            out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=work)
+            iops[depth] = fio_records(out.stdout)[0]['metrics']['read_iops']['value']
+        finally:
+            shutil.rmtree(work)
+    return time.monotonic() - t0, iops
 
 
 def breakdown():
@@ -413,13 +464,14 @@ def breakdown():
     finally:
         shutil.rmtree(target)
         os.unlink(timer)
+    cpu = LAST_CPU[0]
     tools = sum(r.get('duration_s') or 0 for r in records)
     tasks = sorted(doc['tasks'].items(), key=lambda kv: -kv[1]['s'])
-    print('breakdown: playbook %.1f s, tools %.1f s, %d task starts' % (
-        wall, tools, sum(v['count'] for _k, v in tasks)), flush=True)
+    print('breakdown: playbook %.1f s (CPU of its process tree %.1f s, fio included), tools %.1f s, %d task starts'
+          % (wall, cpu, tools, sum(v['count'] for _k, v in tasks)), flush=True)
     for name, v in tasks:
         print('  %6.2f s  %3dx  %s' % (v['s'], v['count'], name), flush=True)
-    return {'breakdown_wall_s': wall, 'breakdown_tools_s': tools,
+    return {'breakdown_wall_s': wall, 'breakdown_tools_s': tools, 'breakdown_cpu_s': cpu,
             'breakdown_task_starts': sum(v['count'] for _k, v in tasks),
             'breakdown_tasks': [dict(task=name, s=round(v['s'], 2), count=v['count']) for name, v in tasks]}
 
@@ -427,31 +479,52 @@ def breakdown():
 def peer(rounds):
     """time_to_result_vs_bench_fio: bench.yml and bench-fio on the same three fio jobs (randread 4k,
     libaio, O_DIRECT, 128 MiB, iodepth 1/4/16, 3 s each, /var/tmp), alternating which goes first;
-    the median of the wall-time ratios and, per iodepth, the median IOPS ratio."""
+    the median of the wall-time ratios and, per iodepth, the median IOPS ratio. A third side, bench.yml's
+    own fio argv run by hand (after bench.yml, so the ordering does not favour it), tells an IOPS gap's
+    cause: Ansible around fio (bench.yml / by hand, peer_iops_ratio_vs_hand) or the jobs themselves
+    (by hand / bench-fio, peer_iops_ratio_hand_vs_bench_fio)."""
     exe = perf_venv()
     target = tempfile.mkdtemp(prefix='perf-peer-', dir='/var/tmp')
-    ratios, ours, theirs, iops_ratios = [], [], [], dict((d, []) for d in PEER_DEPTHS)
+    ratios, ours, theirs = [], [], []
+    iops_ratios, vs_hand, hand_vs_peer = [dict((d, []) for d in PEER_DEPTHS) for _i in range(3)]
+
+    def add(into, a, b):
+        for d in PEER_DEPTHS:
+            if a.get(d) and b.get(d):
+                into[d].append(a[d] / b[d])
+
+    def fmt(a, b):
+        return ', '.join('qd%d %.2f' % (d, a.get(d, 0) / b[d]) for d in PEER_DEPTHS if b.get(d))
+
     try:
         for i in range(rounds):
             sides = {}
             for side in (('bench.yml', 'bench-fio') if i % 2 == 0 else ('bench-fio', 'bench.yml')):
-                sides[side] = bench_yml_once(target) if side == 'bench.yml' else bench_fio_once(exe, target)
-            (w_ours, i_ours), (w_theirs, i_theirs) = sides['bench.yml'], sides['bench-fio']
+                if side == 'bench.yml':
+                    w, iops, argvs = bench_yml_once(target)
+                    sides[side] = (w, iops)
+                    sides['hand'] = fio_by_hand_once(target, argvs)
+                else:
+                    sides[side] = bench_fio_once(exe, target)
+            (w_ours, i_ours), (w_theirs, i_theirs), (_w, i_hand) = sides['bench.yml'], sides['bench-fio'], sides['hand']
             ratios.append(w_ours / w_theirs)
             ours.append(w_ours)
             theirs.append(w_theirs)
-            for d in PEER_DEPTHS:
-                if i_ours.get(d) and i_theirs.get(d):
-                    iops_ratios[d].append(i_ours[d] / i_theirs[d])
-            per_depth = ', '.join('qd%d %.2f' % (d, i_ours.get(d, 0) / i_theirs[d])
-                                  for d in PEER_DEPTHS if i_theirs.get(d))
-            print('  round %d: bench.yml %.1f s, bench-fio %.1f s, ratio %.2f; IOPS ratio %s' % (
-                i + 1, w_ours, w_theirs, ratios[-1], per_depth), flush=True)
+            add(iops_ratios, i_ours, i_theirs)
+            add(vs_hand, i_ours, i_hand)
+            add(hand_vs_peer, i_hand, i_theirs)
+            print('  round %d: bench.yml %.1f s, bench-fio %.1f s, ratio %.2f; IOPS ratio %s; bench.yml/by hand %s; '
+                  'by hand/bench-fio %s' % (i + 1, w_ours, w_theirs, ratios[-1], fmt(i_ours, i_theirs),
+                                            fmt(i_ours, i_hand), fmt(i_hand, i_theirs)), flush=True)
     finally:
         shutil.rmtree(target)
+
+    def medians(by_depth):
+        return dict(('qd%d' % d, statistics.median(v)) for d, v in by_depth.items() if v)
+
     return {'time_to_result_vs_bench_fio': statistics.median(ratios), 'peer_ratios': ratios,
-            'peer_bench_yml_s': ours, 'peer_bench_fio_s': theirs,
-            'peer_iops_ratio': dict(('qd%d' % d, statistics.median(v)) for d, v in iops_ratios.items() if v)}
+            'peer_bench_yml_s': ours, 'peer_bench_fio_s': theirs, 'peer_iops_ratio': medians(iops_ratios),
+            'peer_iops_ratio_vs_hand': medians(vs_hand), 'peer_iops_ratio_hand_vs_bench_fio': medians(hand_vs_peer)}
 
 
 def report_100k():

@@ -151,6 +151,7 @@ from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import matrix_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
 from ansible_collections.benchlab.bench.plugins.plugin_utils.callback_compat import (
@@ -266,6 +267,19 @@ class CallbackModule(CallbackBase):
         if context.CLIARGS.get('check'):
             self.dry_run = DryRun()
         self._preflight()
+        self._warm_validators()
+
+    @staticmethod
+    def _warm_validators():
+        """Build the record and matrix schema validators in this process, before any task runs:
+        this process validates every record anyway, and the plan task's worker (a fork of it)
+        then finds the matrix validator ready instead of importing jsonschema and building it
+        again (~0.2 s of every play's fixed cost). A failure here is left to the real use."""
+        try:
+            validate_record({})
+            matrix_problems({})
+        except Exception:  # pylint: disable=broad-except
+            pass
 
     def v2_playbook_on_play_start(self, play):
         if self.inventory is None:

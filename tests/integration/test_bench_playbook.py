@@ -2,9 +2,12 @@
 
 import glob
 from collections import Counter
+from pathlib import Path
 
 import pytest
+import yaml
 from conftest import BIN, FILES, REPO, load_run, run, run_dirs
+from netns_hosts import ssh_hosts
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 
@@ -171,3 +174,54 @@ def test_a_one_task_run_after_a_task_file_run_runs_its_own_run(tmp_path, env):
     got = sorted((r['labels']['benchmark'], r['repetition']) for r in jsonl)
     assert got == [('dd-write', 1), ('dd-write', 2), ('net', 1), ('net', 2)], got
     assert all(r['metrics']['bytes']['value'] == 4 * 1024 * 1024 for r in jsonl if r['tool'] == 'dd')
+
+
+ONE_RUN_MATRIX = """---
+bench_matrix:
+  name: it-one-run
+  repetitions: 1
+  methodology: {cooldown_s: 0, quiesce: false}
+  cells: [{name: shm, host: localhost, path: /dev/shm, expected_faster: true}]
+  benchmarks: [{name: dd-write, tool: dd, params: {test: write, size: 1M}}]
+"""
+
+
+@pytest.mark.parametrize('tools', ['[dd, fio]', '[]'])
+def test_install_check_skips_the_package_manager_when_every_tool_is_there(tmp_path, env, tools):
+    """The install check is one shell command (ansible.builtin.raw) on the target: with dd and fio
+    installed here the facts and the bench_tools role are skipped; an empty tool list is no shell
+    syntax error."""
+    matrix = tmp_path / 'matrix.yml'
+    matrix.write_text(ONE_RUN_MATRIX)
+    proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local', '-v',
+                '-e', '@%s' % matrix, '-e', 'bench_install_tools=true', '-e', '{"bench_tools_tools": %s}' % tools], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    check = out[out.index('TASK [Find the tools that are not installed]'):]
+    assert check.split('TASK [', 2)[1].count('ok: [localhost]') == 1, check[:2000]
+    facts = out[out.index('TASK [Gather the facts the role needs]'):]
+    assert facts.split('TASK [', 2)[1].startswith('Gather the facts the role needs]') and \
+        'skipping: [localhost]' in facts.split('TASK [', 2)[1], facts[:2000]
+    assert 'TASK [benchlab.bench.bench_tools' not in out
+    assert len(run_dirs(tmp_path / 'runs')) == 1
+
+
+def test_install_check_over_ssh(tmp_path, env):
+    """The same check on a host reached over SSH (a network namespace with its own sshd,
+    tests/integration/netns_hosts.py; needs the lab lock): ansible.builtin.raw runs it through a
+    pty there, whose CR LF line ends and any login banner must not count as a missing tool."""
+    if not Path('/usr/sbin/sshd').exists():
+        pytest.skip('openssh-server is not installed (.ci/run installs it)')
+    with ssh_hosts(1, tmp_path / 'fleet') as fleet:
+        (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(fleet.inventory()))
+        matrix = tmp_path / 'matrix.yml'
+        matrix.write_text(ONE_RUN_MATRIX.replace('host: localhost', 'host: node01'))
+        proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', tmp_path / 'inventory.yml',
+                    '-e', '@%s' % matrix, '-e', 'bench_install_tools=true', '-e', '{"bench_tools_tools": [dd, fio]}'],
+                   dict(env, **fleet.env()))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    facts = proc.stdout[proc.stdout.index('TASK [Gather the facts the role needs]'):].split('TASK [', 2)[1]
+    assert 'skipping: [node01]' in facts, facts
+    assert 'TASK [benchlab.bench.bench_tools' not in proc.stdout
+    results, _jsonl = load_run(run_dirs(tmp_path / 'runs')[0])
+    assert [r['host'] for r in results['records']] == ['node01']

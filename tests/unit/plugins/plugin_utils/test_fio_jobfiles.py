@@ -6,6 +6,7 @@ a matrix and checked on the controller before any host is touched (plugin_utils/
 content part of the run key. The job files are tests/unit/fixtures/fio/jobs; `fio --parse-only` runs
 for real where fio is installed."""
 
+import copy
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
     effective_job_options, job_file_in_workdir, job_file_text, parse_only_problem)
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import check_fio_job, parse_job_file
+from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import with_job_files
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 
@@ -126,3 +128,23 @@ def test_unsafe_and_unreadable_job_files_are_refused(tmp_path):
     with pytest.raises(MatrixError) as e:
         expand_plan(_matrix(job))
     assert 'has no job section' in str(e.value)
+
+
+def test_job_files_leave_the_callers_matrix_as_it_was(tmp_path):
+    """with_job_files copies only the params it fills in (no deep copy of the matrix: slow on the
+    lazy containers of ansible-core 2.19+), so the matrix it was given is unchanged, in a cell's
+    fio params too, and a matrix without job files comes back as it is."""
+    job = tmp_path / 'tio.fio'
+    job.write_text((JOBS / 'tiobench-style.fio').read_text())
+    matrix = _matrix(job)
+    matrix['cells'][0]['params'] = {'fio': {'job_file': str(job)}}
+    before = copy.deepcopy(matrix)
+    out, problems = with_job_files(matrix)
+    assert problems == []
+    assert matrix == before
+    assert out['benchmarks'][0]['params']['job_file_content'] == job.read_text()
+    assert out['cells'][0]['params']['fio']['job_file_content'] == job.read_text()
+    assert out['cells'][0]['name'] == matrix['cells'][0]['name']
+    plain = {'benchmarks': [{'name': 'b', 'tool': 'fio', 'params': {'rw': 'read'}}], 'cells': []}
+    assert with_job_files(plain) == (plain, [])
+    assert with_job_files(plain)[0] is plain
