@@ -123,9 +123,10 @@ def write_playbooks(work, image, loop_dev):
         loop = [role_vars(image, work, g[0], g[1], g[2], g[3], state=state, last=(i == n - 1))
                 for i, g in enumerate(GUESTS)]
         # include_role's vars must be a mapping: each variable taken from the loop item
-        per_item = dict((k, '{{ item.%s }}' % k) for k in loop[0])
+        # (loop_var: the role loops over `item` itself)
+        per_item = dict((k, '{{ kvmm_guest.%s }}' % k) for k in loop[0])
         tasks = [{'name': 'kvm_guest %s' % state, 'ansible.builtin.include_role': {'name': 'benchlab.bench.kvm_guest'},
-                  'vars': per_item, 'loop': loop, 'loop_control': {'label': '{{ item.kvm_guest_name }}'}}]
+                  'vars': per_item, 'loop': loop, 'loop_control': {'loop_var': 'kvmm_guest', 'label': '{{ kvmm_guest.kvm_guest_name }}'}}]
         if state == 'present':  # started together above; now wait for all of them
             tasks.append({'name': 'Wait for every guest', 'ansible.builtin.wait_for': {
                 'host': '{{ item }}', 'port': 22, 'search_regex': 'OpenSSH', 'timeout': 600},
