@@ -48,21 +48,32 @@ HOST_IP = vmlab.NET['host']
 # name, address, disk bus, cache mode (the guest named kvmt-guest at .2 is the one vm.yml expects)
 GUESTS = [('kvmt-guest', '198.19.77.2', 'virtio', 'none'), ('kvmm-g2', '198.19.77.3', 'ide', 'writeback'),
           ('kvmm-g3', '198.19.77.4', 'virtio', 'writeback'), ('kvmm-g4', '198.19.77.5', 'ide', 'none')]
-DISK = {'virtio': ('/dev/vda', '/dev/vdb'), 'ide': ('/dev/sda', '/dev/sdb')}
+# The system disk and the data disk as the guest sees them. IDE disks are probed asynchronously, so
+# sda/sdb swap between boots (seen: the data disk came up as sda): udev's by-id names follow the
+# IDE position (primary master QM00001 = system disk, primary slave QM00002 = data disk).
+DISK = {'virtio': ('/dev/vda', '/dev/vdb'),
+        'ide': ('/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001', '/dev/disk/by-id/ata-QEMU_HARDDISK_QM00002')}
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(['sh', '-c', 'command -v %s' % ' '.join(NEEDED)], capture_output=True, check=False).returncode != 0
     or os.geteuid() != 0, reason='needs root and: ' + ' '.join(NEEDED))
 
 
+def root_uuid(image):
+    """The base image's file-system UUID: the kernel's root= for any disk bus and probe order."""
+    return subprocess.run(['blkid', '-p', '-o', 'value', '-s', 'UUID', str(image / 'rootfs.img')],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def role_vars(image, work, name, ip, bus, cache, state='present', last=False):
-    sysdisk = DISK[bus][0]
+    # rootdelay: four TCG guests probing their disks on two shared cores can take longer than the
+    # initramfs's default 30 s wait for the root device (seen: 23 s for the ATA probe of one guest)
     return vmlab.guest_vars(
         image, work, name, ip, state=state, kvm_guest_disk_bus=bus, kvm_guest_disk_cache=cache,
         kvm_guest_disk_io='threads', kvm_guest_data_disk_size='64M', kvm_guest_wait_ssh=False,
         kvm_guest_network_remove=last,
-        kvm_guest_cmdline='root=%s rw console=ttyS0 net.ifnames=0 systemd.hostname=%s '
-                          'ip=%s::%s:255.255.255.0:%s:eth0:off' % (sysdisk, name, ip, HOST_IP, name))
+        kvm_guest_cmdline='root=UUID=%s rootdelay=300 rw console=ttyS0 net.ifnames=0 systemd.hostname=%s '
+                          'ip=%s::%s:255.255.255.0:%s:eth0:off' % (root_uuid(image), name, ip, HOST_IP, name))
 
 
 def labels(name):
