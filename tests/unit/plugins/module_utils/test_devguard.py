@@ -283,7 +283,9 @@ def test_overlap_same_device_partition_and_whole_disk(tmp_path):
     t.disk('vdb', '254:16')
     names = {'/dev/vda': '254:0', '/dev/vda1': '254:1', '/dev/vda2': '254:2', '/dev/vdb': '254:16',
              '/dev/disk/by-id/virtio-b': '254:16'}
-    ov = lambda a, b: devguard.overlap(a, b, sysfs=str(t.sysfs), resolve=names.get)  # noqa: E731
+
+    def ov(a, b):
+        return devguard.overlap(a, b, sysfs=str(t.sysfs), resolve=names.get)
     assert ov('/dev/vda', '/dev/vdb') is None
     assert ov('/dev/vda1', '/dev/vda2') is None  # two partitions of one disk: distinct blocks
     assert 'same device (254:16)' in ov('/dev/vdb', '/dev/disk/by-id/virtio-b')

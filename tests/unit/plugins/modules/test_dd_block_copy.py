@@ -33,7 +33,9 @@ def devices(tmp_path, monkeypatch):
              'vdb-alias': ('254:16', 64 * MiB)}
     for name in table:
         (tmp_path / name).write_bytes(b'')
-    known = lambda p: table.get(os.path.basename(str(p)))  # noqa: E731
+
+    def known(p):
+        return table.get(os.path.basename(str(p)))
     monkeypatch.setattr(dd, 'is_block_device', lambda p: known(p) is not None)
     monkeypatch.setattr(dd, 'block_device_size', lambda p: known(p)[1])
     monkeypatch.setattr(dd, 'overlap', lambda a, b: devguard.overlap(
@@ -62,7 +64,7 @@ def case(args, **kw):
 
 
 def test_copy_vda_onto_vdb_argv_and_record(devices, tmp_path, capsys, monkeypatch):
-    calls, _ = devices
+    calls = devices[0]
     result = run_case('dd', case({'destructive': True}, run=[
         VERSION,
         {'argv': ['dd', 'if={tmp}/vda', 'of={tmp}/vdb', 'bs=16777216', 'count=4', 'conv=fdatasync'],
@@ -77,7 +79,7 @@ def test_copy_vda_onto_vdb_argv_and_record(devices, tmp_path, capsys, monkeypatc
 
 
 def test_copy_without_destructive_is_refused_by_the_guard_and_nothing_runs(devices, tmp_path, capsys, monkeypatch):
-    calls, _ = devices
+    calls = devices[0]
     run_case('dd', case({}, run=[], failed=True, msg=['refusing to write', 'vdb', 'destructive: true']),
              tmp_path, capsys, monkeypatch)
     assert calls and calls[0]['destructive'] is False
@@ -98,7 +100,7 @@ def test_copy_onto_a_device_in_use_is_refused_even_destructive(devices, tmp_path
     ({'test': 'read'}, ['input:', 'only test copy']),
 ])
 def test_copy_refusals_before_the_guard(devices, tmp_path, capsys, monkeypatch, args, words):
-    calls, _ = devices
+    calls = devices[0]
     c = case(dict(args, destructive=True), run=[], failed=True, msg=words)
     if c['args'].get('input') is None:
         del c['args']['input']
