@@ -174,6 +174,24 @@ def dd_record(text, test='write', bs=None, tool_version=None, labels=None, param
                       params=params, warnings=warnings, raw_tail=tail(text, 5), **extra)
 
 
+def copy_input_problem(test, input_path, input_is_device, path_is_device, path):
+    """None, or what is wrong with a block-device copy's `input` (the device read) and `path` (the
+    device written): `input` belongs to test copy onto a block device, and such a copy needs one."""
+    if input_path is None:
+        if test == 'copy' and path_is_device:
+            return ('input: test copy onto the block device %s needs input, the block device to copy from '
+                    '(such as /dev/vda)' % path)
+        return None
+    if test != 'copy':
+        return 'input: only test copy reads an input device (test is %s)' % test
+    if not input_is_device:
+        return 'input: %s is not a block device' % input_path
+    if not path_is_device:
+        return ('input: a copy from the block device %s writes a block device given as path; %s is not one'
+                % (input_path, path))
+    return None
+
+
 def space_needed(test, size, target_dir, source_dir=None):
     """[(directory, bytes)] dd will write: the test file in `target_dir` (a write or a read's test
     file, both files of a copy) and the random source in `source_dir` (None: /dev/zero or none)."""

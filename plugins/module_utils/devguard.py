@@ -160,6 +160,31 @@ def device_size(node, path=None):
     return None
 
 
+def block_device_size(path, sysfs='/sys'):
+    """Size in bytes of block device `path` (None when it is not one or cannot be read)."""
+    mm = major_minor(path)
+    if mm is None:
+        return None
+    return device_size(sysfs_node(mm, sysfs), path)
+
+
+def overlap(path_a, path_b, sysfs='/sys', resolve=major_minor):
+    """None, or why block devices `path_a` and `path_b` share blocks: the same device (also under
+    another name: major:minor decides), or one is a partition of the other. Two partitions of one
+    disk do not overlap."""
+    mm_a, mm_b = resolve(path_a), resolve(path_b)
+    if mm_a is None or mm_b is None:
+        return None
+    if mm_a == mm_b:
+        return '%s and %s are the same device (%s)' % (path_a, path_b, mm_a)
+    for whole, part, mm_whole, mm_part in ((path_a, path_b, mm_a, mm_b), (path_b, path_a, mm_b, mm_a)):
+        node = sysfs_node(mm_part, sysfs)
+        parent = parent_of(node) if node else None
+        if parent and parent['major_minor'] == mm_whole:
+            return '%s is a partition of %s' % (part, whole)
+    return None
+
+
 # ---- /proc --------------------------------------------------------------------------------------
 
 def parse_swaps(text):

@@ -38,6 +38,11 @@ options:
       - V(read) writes a test file (not timed), drops caches and reads it back.
       - V(copy) writes a source file (not timed), drops caches and copies it to a second file on the
         same storage with C(conv=fdatasync), like a disk-to-disk copy inside a guest.
+      - V(copy) with O(input) copies the first O(size) bytes of the block device O(input) onto the block
+        device O(path) with C(conv=fdatasync), after dropping caches (C(dd if=/dev/vda of=/dev/vdb)).
+        O(path) is written through the device guard (O(destructive), O(force)); the two devices must
+        not share blocks. Afterwards the first MiB of O(path) (the copied partition table or
+        superblock) is zeroed again unless O(keep=true), so a repetition finds no signature.
     type: str
     choices: [write, read, copy]
     default: write
@@ -50,6 +55,13 @@ options:
     description: Block size passed to C(dd), such as V(1M).
     type: str
     default: 1M
+  input:
+    description:
+      - The block device a V(copy) reads, such as V(/dev/vda); O(path) is then the block device
+        written (see O(destructive)). Only with O(test=copy); O(path) must be a block device, not the
+        same device, a partition of it or its whole disk, and both must hold at least O(size).
+      - Reading O(input) does not need it to be unused (a guest's running system disk is fine).
+    type: path
   data:
     description:
       - V(random) writes a pre-generated file of random (non-zero, non-repeating) bytes.
@@ -82,7 +94,7 @@ options:
     default: true
   destructive:
     description:
-      - Required to write to a block device given as O(path). A device in use (mounted, a mounted
+      - Required to write to a block device given as O(path) (a V(write), or a V(copy) from O(input)). A device in use (mounted, a mounted
         partition, holders, swap, open exclusively) is refused even then.
     type: bool
     default: false
@@ -154,6 +166,14 @@ cmd:
   type: list
   elements: str
   sample: ["dd", "if=/dev/shm/benchlab-src-x1", "of=/srv/bench/benchlab-dd-x/dd.bin", "bs=1M", "count=256", "conv=fdatasync"]
+cleared_bytes:
+  description:
+    - After a copy onto a block device, how many bytes at its start were zeroed again (the copied
+      partition table or superblock of O(input)), so that the next repetition passes the device guard
+      without O(force). Not with O(keep=true).
+  returned: test copy onto a block device
+  type: int
+  sample: 1048576
 workdir:
   description: The work directory left in place when O(keep=true).
   returned: when keep is true
@@ -174,14 +194,15 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning, read_text
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM, SOURCE_ON_TEST_STORAGE
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record, free_space_problem, space_needed
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import copy_input_problem, dd_record, free_space_problem, space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import block_device_size, is_block_device, overlap
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo, parse_mountinfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
 
 CHUNK = 1024 * 1024
+SCRUB_BYTES = 1024 * 1024
 ZERO_WARNING = ('data: zero writes /dev/zero: storage that skips or compresses zero blocks (ploop, thin volumes, '
                 'dedup) reports a speed it never achieved')
 
@@ -243,14 +264,22 @@ def sizes(module, p):
 
 
 def check_target(br, p, size, is_device):
-    """The device guard for a device written, the free space for a directory."""
-    if is_device and p['test'] == 'copy':
-        br.module.fail_json(msg='test copy works inside a directory; %s is a block device' % p['path'])
-    if is_device and p['test'] == 'write':
-        info = br.device(p['path'], p['destructive'], force=p['force'])
-        if info and info.get('size_bytes') and size > info['size_bytes']:
-            br.refuse('size %s (%d bytes) is larger than the block device %s (%d bytes)'
-                      % (p['size'], size, p['path'], info['size_bytes']))
+    """The device guard for a device written (a write, or a copy from `input`); for a copy, also the
+    input's size and that the two devices share no blocks."""
+    if not is_device or p['test'] == 'read':
+        return
+    if p['test'] == 'copy':
+        shared = overlap(p['input'], p['path'])
+        if shared:
+            br.refuse('input and path share blocks: %s; copy onto another device' % shared)
+        in_size = block_device_size(p['input'])
+        if in_size and size > in_size:
+            br.refuse('size %s (%d bytes) is larger than the input device %s (%d bytes)'
+                      % (p['size'], size, p['input'], in_size))
+    info = br.device(p['path'], p['destructive'], force=p['force'])
+    if info and info.get('size_bytes') and size > info['size_bytes']:
+        br.refuse('size %s (%d bytes) is larger than the block device %s (%d bytes)'
+                  % (p['size'], size, p['path'], info['size_bytes']))
 
 
 def prepare_source(br, p, size, workdir, test):
@@ -271,7 +300,7 @@ def prepare_source(br, p, size, workdir, test):
         srcdir = workdir if data_dir == target_dir else br.workdir_in(data_dir, name='dd-src', keep=False)
         source = os.path.join(srcdir, 'src.bin')
     elif workdir is None:
-        return p['path'], None  # reading a block device
+        return p['input'] or p['path'], None  # reading a block device, or copying one onto another
     else:
         source = os.path.join(workdir, 'dd.bin' if test == 'read' else 'dd-src.bin')
     if not br.check_mode:
@@ -304,12 +333,14 @@ def dd_argv(dd_bin, source, dest, bs, count, test, p, direct):
     return argv
 
 
-def main():
-    argument_spec = dict(
+def argument_spec():
+    """The module's options (DOCUMENTATION says the same) plus the shared ones."""
+    spec = dict(
         path=dict(type='path', required=True),
         test=dict(type='str', choices=['write', 'read', 'copy'], default='write'),
         size=dict(type='str', default='256M'),
         bs=dict(type='str', default='1M'),
+        input=dict(type='path'),
         data=dict(type='str', choices=['random', 'zero'], default='random'),
         data_dir=dict(type='path'),
         drop_caches=dict(type='bool', default=True),
@@ -319,16 +350,41 @@ def main():
         force=dict(type='bool', default=False),
         keep=dict(type='bool', default=False),
     )
-    argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    spec.update(COMMON_ARGS)
+    return spec
+
+
+def clear_copied_head(path, size):
+    """After a block-device copy (not timed): zero the first min(size, 1 MiB) bytes of the device
+    written, where the copy put the input's partition table or file-system superblock, so the next
+    repetition finds no signature of this run's making (the device guard would want force).
+    Only bytes this run wrote are touched."""
+    n = min(size, SCRUB_BYTES)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, b'\0' * n)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return n
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     p = module.params
     test, path = p['test'], p['path']
     size, bs, count = sizes(module, p)
     if not os.path.exists(path):
         module.fail_json(msg='path %s does not exist' % path)
     is_device = is_block_device(path)
+    problem = copy_input_problem(test, p['input'], p['input'] is not None and is_block_device(p['input']),
+                                 is_device, path)
+    if problem:
+        module.fail_json(msg=problem)
     params = dict(test=test, size=p['size'], bytes=size, bs=p['bs'], count=count, data=p['data'],
                   direct=p['direct'], fdatasync=p['fdatasync'], drop_caches=p['drop_caches'])
+    if p['input']:
+        params['input'] = p['input']
     dd_bin = module.get_bin_path('dd', required=True)
     with BenchRun(module, 'dd') as br:
         if p['data'] == 'zero' and test != 'read':
@@ -356,6 +412,8 @@ def main():
         rec = br.parse('dd', res, dd_record, res.stderr, test=test, bs=bs, tool_version=tool_version,
                        labels=p['labels'], params=params, warnings=br.warnings, cmd=argv, started=started,
                        duration_s=res.duration_s)
+        if is_device and test == 'copy' and not p['keep']:
+            br.result['cleared_bytes'] = clear_copied_head(path, size)
         # A benchmark leaves the target as it found it (its work directory is removed), so it
         # reports no change, unless keep leaves the written file behind.
         br.exit(changed=bool(p['keep']), bench_result=rec)

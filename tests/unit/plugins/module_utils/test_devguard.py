@@ -273,3 +273,22 @@ def test_mounts_on_a_real_mountinfo(read_fixture):
     mounts = parse_mountinfo(read_fixture('sysinfo/debian12-fc-vm.mountinfo'))
     assert [m['mountpoint'] for m in devguard.mounts_on(['254:0'], mounts)][:1] == ['/']
     assert devguard.mounts_on(['8:16'], mounts) == [] and devguard.mounts_on(['254:0'], []) == []
+
+
+# ---- overlap: a block-device copy's input and output must not share blocks (dd test copy + input) --
+
+def test_overlap_same_device_partition_and_whole_disk(tmp_path):
+    t = Tree(tmp_path)
+    t.disk('vda', '254:0', parts=[('vda1', '254:1'), ('vda2', '254:2')])
+    t.disk('vdb', '254:16')
+    names = {'/dev/vda': '254:0', '/dev/vda1': '254:1', '/dev/vda2': '254:2', '/dev/vdb': '254:16',
+             '/dev/disk/by-id/virtio-b': '254:16'}
+
+    def ov(a, b):
+        return devguard.overlap(a, b, sysfs=str(t.sysfs), resolve=names.get)
+    assert ov('/dev/vda', '/dev/vdb') is None
+    assert ov('/dev/vda1', '/dev/vda2') is None  # two partitions of one disk: distinct blocks
+    assert 'same device (254:16)' in ov('/dev/vdb', '/dev/disk/by-id/virtio-b')
+    assert ov('/dev/vda', '/dev/vda1') == '/dev/vda1 is a partition of /dev/vda'
+    assert ov('/dev/vda2', '/dev/vda') == '/dev/vda2 is a partition of /dev/vda'
+    assert ov('/dev/vda', '/tmp/file') is None  # not a device: the module refuses that earlier
