@@ -630,7 +630,6 @@ def test_teardown_never_unmounts_a_foreign_filesystem(tmp_path, env, conf, loopd
     assert rc == 0 and out['plan'] == ['mkfs', 'mount'] and out['device'] == '/dev/drbd97', out
 
 
-
 def test_teardown_twice_second_is_a_no_op(tmp_path, env, conf, loopdev):
     """Real meta-data (drbdmeta on a loop device), a mount point: the first teardown wipes it and
     removes the file; the second one, with the same variables and the file gone, changes nothing
@@ -650,6 +649,7 @@ def test_teardown_twice_second_is_a_no_op(tmp_path, env, conf, loopdev):
     assert p.returncode == 0, p.stdout[-3000:]
     assert recap(p) == dict(recap(p), changed=0, failed=0), p.stdout[-3000:]
     assert 'Wipe the DRBD meta-data' in p.stdout and os.listdir(conf['config_dir']) == []
+
 
 @pytest.mark.parametrize('mod,args', [
     ('drbd_md', {'name': 'all', 'state': 'absent'}),
