@@ -35,6 +35,10 @@ options:
         guest's hypervisor host before this run.
       - V(concurrency) is set by the bench_run role when the matrix let that many hosts sharing a
         hypervisor, disk or link run at once on purpose; it is recorded, nothing else.
+      - V(drbd) is set by the bench_run role on a DRBD host, the state of its resources right before
+        this run (after it waited for UpToDate), recorded in C(params.guards.drbd); the analysis
+        flags the cell (C(drbd_not_uptodate)) when a run started with a resource not UpToDate or
+        resyncing.
     type: dict
     default: {}
   run_id:

@@ -14,6 +14,9 @@
 - warm-up: a run marked `warmup` is measured and stored but not counted by the analysis;
 - `hypervisor_caches_dropped`: set by the bench_run role when it dropped the caches of the guest's
   hypervisor host before the run (the module cannot reach that host itself).
+- `drbd`: set by the bench_run role on a DRBD host: the state of its resources right before the run
+  (after waiting for UpToDate), recorded as is; the analysis flags the run when one was not
+  UpToDate or resyncing (plugin_utils/traps.py).
 What was done is returned for the record's ``params.guards``; what went wrong becomes a warning.
 """
 
@@ -35,10 +38,11 @@ DEFAULTS = {
     'warmup': False,
     'hypervisor_caches_dropped': None,
     'concurrency': None,
+    'drbd': None,
 }
 _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct': (int, float), 'quiesce_wait_s': (int, float),
           'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
-          'concurrency': (int, type(None))}
+          'concurrency': (int, type(None)), 'drbd': (list, type(None))}
 
 
 _NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'concurrency')
@@ -60,7 +64,8 @@ def normalize(guards):
         if isinstance(value, bool) and key in _NUMBERS:
             raise GuardError('guards.%s: expected a number, got %r' % (key, value))
         if not isinstance(value, _TYPES[key]):
-            raise GuardError('guards.%s: expected %s, got %r' % (key, 'true/false' if _TYPES[key] is bool else 'a number', value))
+            kind = {bool: 'true/false', (list, type(None)): 'a list of DRBD resource states'}.get(_TYPES[key], 'a number')
+            raise GuardError('guards.%s: expected %s, got %r' % (key, kind, value))
         if key in _NUMBERS[:-1] and value < 0:
             raise GuardError('guards.%s: must not be negative, got %r' % (key, value))
         if key == 'concurrency' and value is not None and value < 1:
@@ -187,6 +192,8 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
               'hypervisor_caches_dropped': g['hypervisor_caches_dropped']}
     if g['concurrency'] is not None:
         record['concurrency'] = g['concurrency']
+    if g['drbd'] is not None:
+        record['drbd'] = g['drbd']
     if g['cooldown_s']:
         sleep(g['cooldown_s'])
     if g['quiesce']:

@@ -23,7 +23,9 @@ description:
     of a rejected value).
   - O(state=mounted) makes the benchmark filesystem on the resource's DRBD device (volume 0) when
     it has none and mounts it on O(mount). mkfs goes through the collection's device guard (a
-    device that is mounted, held, swap or busy is refused). O(state=unmounted) unmounts it.
+    device that is mounted, held, swap or busy is refused). O(state=unmounted) unmounts it; with
+    nothing mounted on O(mount) it does nothing, without asking drbdadm (a second teardown, after
+    the resource file was removed, is a no-op).
     Both act only when what is mounted on O(mount) is the resource's DRBD device (compared by
     major:minor from mountinfo, never by name); anything else mounted there is refused, never
     benchmarked or unmounted.
@@ -123,7 +125,8 @@ planned_cmd:
   type: list
   elements: list
 device:
-  description: The resource's DRBD device (volume 0) for O(state=mounted) / O(state=unmounted).
+  description: The resource's DRBD device (volume 0) for O(state=mounted) / O(state=unmounted);
+    null for O(state=unmounted) when nothing is mounted on O(mount).
   returned: when state is mounted or unmounted
   type: str
 mounted:
@@ -224,11 +227,16 @@ def filesystem(module, p, drbdadm, secrets, loaded):
     name, state = p['name'], p['state']
     if not p['mount']:
         module.fail_json(msg='state %s needs mount (the mount point of resource %s)' % (state, name))
-    minor = resource_minor(module, p, drbdadm, secrets)
-    device = '/dev/drbd%d' % minor
     mount = os.path.normpath(p['mount'])
     mountpoint = os.path.realpath(mount) if os.path.exists(mount) else mount
     mounts = parse_mountinfo(read_text('/proc/self/mountinfo'))
+    if state == 'unmounted' and mount_verdict(mounts, mountpoint, -1)[0] == 'none':
+        # nothing mounted there: nothing to do, also when the resource is no longer defined (a second
+        # teardown after its file was removed)
+        module.exit_json(changed=False, plan=[], cmd=[], dry_run=[], before=[], kernel_module=loaded, device=None,
+                         mounted=None)
+    minor = resource_minor(module, p, drbdadm, secrets)
+    device = '/dev/drbd%d' % minor
     verdict, entry = mount_verdict(mounts, mountpoint, minor)
     shown = dict(source=entry['source'], fstype=entry['fstype'], major_minor=entry['major_minor']) if entry else None
     result = dict(plan=[], cmd=[], dry_run=[], before=[], kernel_module=loaded, device=device, mounted=shown)

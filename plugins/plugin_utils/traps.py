@@ -115,12 +115,7 @@ def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_f
         flags.append(_flag('cpu_bound', 'per-char tests at >= %d%% CPU (%s): they measure the CPU, not the disk'
                            % (CPU_BOUND_PCT, ', '.join(cpu))))
     flags.extend(_record_flags(records))
-    for env in environment or []:
-        bad = [d for d in env.get('drbd') or [] if d.get('disk_state') != 'UpToDate'
-               or (d.get('replication') or '').startswith('Sync') or d.get('peer_disk_state') not in (None, 'UpToDate')]
-        if bad:
-            flags.append(_flag('drbd_not_uptodate', 'DRBD %s was %s/%s (%s) during the cell: resync traffic distorts it' % (
-                bad[0].get('name'), bad[0].get('disk_state'), bad[0].get('peer_disk_state'), bad[0].get('replication'))))
+    flags.extend(_drbd_flags(records, environment))
     if gate and gate.get('capped'):
         flags.append(_flag('gate_not_met', 'CV %.1f%% of %s still above max_cv %.1f%% after %d runs (the cap)' % (
             (gate['cv'] or 0) * 100, gate['metric'], gate['max_cv'] * 100, gate['n'])))
@@ -137,6 +132,36 @@ _RUN_MESSAGES = {
     SOURCE_ON_TEST_STORAGE: ('the source data was read from the storage under test in %d of %d run(s): set data_dir '
                              'to a tmpfs with room'),
 }
+
+
+def _drbd_bad(states):
+    """The DRBD resource states (drbd_status entries) that distort a measurement."""
+    return [d for d in states or [] if d.get('disk_state') != 'UpToDate'
+            or (d.get('replication') or '').startswith(('Sync', 'PausedSync'))
+            or d.get('peer_disk_state') not in (None, 'UpToDate')]
+
+
+def _drbd_flags(records, environment):
+    """drbd_not_uptodate from the state each run recorded right before it measured
+    (params.guards.drbd, set by the bench_run role after its wait); for records without it, from
+    the cell's environment (taken once, before the cell's first run)."""
+    states = [((r.get('params') or {}).get('guards') or {}).get('drbd') for r in records]
+    per_run = [s for s in states if s is not None]
+    if per_run:
+        bad = [b for b in (_drbd_bad(s) for s in per_run) if b]
+        if bad:
+            d = bad[0][0]
+            return [_flag('drbd_not_uptodate', 'DRBD %s was %s/%s (%s) at the start of %d of %d run(s): resync '
+                                               'traffic distorts it' % (d.get('name'), d.get('disk_state'),
+                                                                        d.get('peer_disk_state'), d.get('replication'),
+                                                                        len(bad), len(per_run)))]
+        return []
+    for env in environment or []:
+        bad = _drbd_bad(env.get('drbd'))
+        if bad:
+            return [_flag('drbd_not_uptodate', 'DRBD %s was %s/%s (%s) during the cell: resync traffic distorts it' % (
+                bad[0].get('name'), bad[0].get('disk_state'), bad[0].get('peer_disk_state'), bad[0].get('replication')))]
+    return []
 
 
 def _record_flags(records):

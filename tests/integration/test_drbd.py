@@ -630,6 +630,27 @@ def test_teardown_never_unmounts_a_foreign_filesystem(tmp_path, env, conf, loopd
     assert rc == 0 and out['plan'] == ['mkfs', 'mount'] and out['device'] == '/dev/drbd97', out
 
 
+def test_teardown_twice_second_is_a_no_op(tmp_path, env, conf, loopdev):
+    """Real meta-data (drbdmeta on a loop device), a mount point: the first teardown wipes it and
+    removes the file; the second one, with the same variables and the file gone, changes nothing
+    and fails nothing (it used to fail in drbdadm sh-minor / sh-ll-dev: resource not defined)."""
+    res = dict(local_resource(conf, loopdev), primary=HOST, mount=str(tmp_path / 'drbdh-mnt'))
+    variables = {'drbd_resources': [res], 'drbd_config_dir': conf['config_dir'], 'drbd_install': False,
+                 'drbd_main_config': conf['main_config'], 'drbd_lab': 'drbdh'}
+    assert role_play(tmp_path, env, variables).returncode == 0
+    subprocess.run(['dd', 'if=/dev/zero', 'of=' + loopdev, 'bs=1M', 'count=64', 'conv=fsync', 'status=none'], check=True)
+    rc, status, out = module(env, 'drbd_md', {'name': 'drbdhloop', 'config_file': conf['main_config']})
+    assert rc == 0 and out['changed'] and blkid_type(loopdev) == 'drbd', out
+    down = dict(variables, drbd_teardown_wipe_md=True, drbd_teardown_remove_config=True)
+    p = role_play(tmp_path, env, down, tasks_from='teardown')
+    assert p.returncode == 0 and recap(p)['changed'] == 2, p.stdout[-3000:]
+    assert blkid_type(loopdev) == '' and os.listdir(conf['config_dir']) == []
+    p = role_play(tmp_path, env, down, tasks_from='teardown')
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert recap(p) == dict(recap(p), changed=0, failed=0), p.stdout[-3000:]
+    assert 'Wipe the DRBD meta-data' in p.stdout and os.listdir(conf['config_dir']) == []
+
+
 @pytest.mark.parametrize('mod,args', [
     ('drbd_md', {'name': 'all', 'state': 'absent'}),
     ('drbd_md', {'name': '--force'}),

@@ -32,6 +32,8 @@ def test_defaults_and_bad_options_name_the_field():
         normalize({'quiesce_wait_s': -1})
     with pytest.raises(GuardError, match=r'guards\.warmup: expected true/false'):
         normalize({'warmup': 'yes'})
+    with pytest.raises(GuardError, match=r'guards\.drbd: expected a list of DRBD resource states'):
+        normalize({'drbd': 'UpToDate'})
 
 
 def test_quiet_verdict():
@@ -73,6 +75,13 @@ def test_cooldown_warmup_and_switching_quiescence_off():
                                   now=clock.now, loadavg=lambda: (99.0, 0, 0), competing=lambda: [(1, 'fio')])
     assert clock.slept == [3] and done['warmup'] is True and 'quiet' not in done
     assert warnings == ['warm-up run: stored, not counted in the statistics']
+
+
+def test_the_drbd_state_before_the_run_is_recorded_as_given():
+    state = [{'name': 'r0', 'disk_state': 'UpToDate', 'peer_disk_state': 'UpToDate', 'replication': 'Established'}]
+    done, _warnings = apply_guards({'drbd': state, 'quiesce': False})
+    assert done['drbd'] == state
+    assert 'drbd' not in apply_guards({'quiesce': False})[0]
 
 
 def test_competing_processes_finds_a_real_compressor():

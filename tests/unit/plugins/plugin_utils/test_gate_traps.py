@@ -142,6 +142,36 @@ def test_drbd_resync_during_the_cell():
     assert flags_of(records, environment=env, cell='base') == []
 
 
+# r1 and r0 as benchlab.bench.drbd_status returned them in the two-guest qemu test (tests/vm/
+# test_drbd_vm.py, kvmt-drbd1, drbd-utils 9.22 on DRBD 8.4.11): r1 invalidated on the peer, its
+# resync paused; r0 in sync
+R1_PAUSED = {'connection': 'Connected', 'disk_state': 'UpToDate', 'minor': 1, 'name': 'r1', 'out_of_sync_kib': 14296,
+             'peer_disk_state': 'Inconsistent', 'replication': 'PausedSyncS', 'role': 'Primary', 'sync_percent': 56.32,
+             'volume': 0}
+R0_OK = {'connection': 'Connected', 'disk_state': 'UpToDate', 'minor': 0, 'name': 'r0', 'out_of_sync_kib': 0,
+         'peer_disk_state': 'UpToDate', 'replication': 'Established', 'role': 'Primary', 'sync_percent': None, 'volume': 0}
+
+
+def test_drbd_state_at_each_run_start_wins_over_the_cells_environment():
+    """The environment is taken once before the cell's first run; bench_run waits for UpToDate before
+    each run and records the state then (params.guards.drbd): a resync that ended before the runs
+    started flags nothing, a run that started during one is flagged and counted."""
+    env = {'h/up': {'labels': {'cell': 'up'}, 'drbd': [R0_OK, R1_PAUSED]},
+           'h/base': {'labels': {'cell': 'base'}, 'drbd': [R0_OK, R1_PAUSED]}}
+    synced = dict(R1_PAUSED, peer_disk_state='UpToDate', replication='Established', out_of_sync_kib=0,
+                  sync_percent=None)
+    base = [rec('w', 'base', v) for v in (100, 101)]
+    up = [rec('w', 'up', v) for v in (99, 100)]
+    for r in base + up:
+        r['params']['guards']['drbd'] = [R0_OK, synced]
+    assert flags_of(base + up, environment=env) == []
+    up[1]['params']['guards']['drbd'] = [R0_OK, R1_PAUSED]
+    assert flags_of(base + up, environment=env) == ['drbd_not_uptodate']
+    cell = [c for b in analyze(base + up, environment=env)['benchmarks'] for c in b['cells'] if c['cell'] == 'up'][0]
+    assert [f['message'] for f in cell['flags']] == [
+        'DRBD r1 was UpToDate/Inconsistent (PausedSyncS) at the start of 1 of 2 run(s): resync traffic distorts it']
+
+
 def test_warmups_are_stored_but_not_counted():
     records = [rec('w', 'base', 1000, warmup=True)] + [rec('w', 'base', v) for v in (100, 101, 99)]
     (b,) = analyze(records)['benchmarks']
