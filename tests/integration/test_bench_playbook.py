@@ -170,7 +170,7 @@ def test_a_one_task_run_after_a_task_file_run_runs_its_own_run(tmp_path, env):
                 '-e', '@%s' % matrix, '-e', 'bench_install_tools=false'], env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (run_dir,) = run_dirs(tmp_path / 'runs')
-    _, jsonl = load_run(run_dir)
+    jsonl = load_run(run_dir)[1]
     got = sorted((r['labels']['benchmark'], r['repetition']) for r in jsonl)
     assert got == [('dd-write', 1), ('dd-write', 2), ('net', 1), ('net', 2)], got
     assert all(r['metrics']['bytes']['value'] == 4 * 1024 * 1024 for r in jsonl if r['tool'] == 'dd')
