@@ -88,6 +88,17 @@ def _store(result, test, kind, value, cpu_kind, cpu):
         result['cpu'][test] = None
 
 
+TOOL_UNIT = 'K/sec'
+
+
+def tool_units(test, value):
+    """A record's value back in the unit bonnie++ prints: MB/s -> K/sec (KiB/s) for a throughput
+    test; None for the other tests (seeks and files are per second in both) and for no value."""
+    if test not in THROUGHPUT_TESTS or value is None:
+        return None
+    return value * 1e6 / KIB
+
+
 def _canonical(test, number, multiplier):
     """bonnie++'s number -> MB/s for throughputs (it counts KiB), unchanged for seeks and files."""
     if test in THROUGHPUT_TESTS:

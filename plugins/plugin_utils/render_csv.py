@@ -4,8 +4,9 @@
 """results.csv: the records as a tidy table, one row per record x metric. A pure function.
 
 Columns: run_id, host, tool, tool_version, test, benchmark, cell, counted (False for warm-up runs),
-started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, flags (the
-run's trap codes, space-separated: plugin_utils/traps.py explains them), then one label_<name>
+started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, tool_value and
+tool_unit (the value in the unit the tool prints where that differs from the record's: bonnie++'s
+throughputs in K/sec; empty otherwise), flags (the run's trap codes, space-separated: plugin_utils/traps.py explains them), then one label_<name>
 column per other label found in the records (sorted).
 
 Cells cannot be turned against the spreadsheet that opens the file (CSV/formula injection): a text
@@ -27,12 +28,13 @@ import io
 import math
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL as BONNIE, TOOL_UNIT as BONNIE_UNIT, tool_units as bonnie_units
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import cell_of, counted
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import record_codes
 
 COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',
-           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast', 'flags')
+           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast', 'tool_value', 'tool_unit', 'flags')
 _OWN_LABELS = ('benchmark', 'cell')
 
 
@@ -99,6 +101,7 @@ def render_csv(records, run_id=None):
             if lkey not in tails:
                 tails[lkey] = ',' + fields([_text(v) for v in lkey])
             tail += tails[lkey]
+        bonnie = r['tool'] == BONNIE
         for name, m in r['metrics'].items():
             v = m.get('value')
             if v is None:
@@ -108,7 +111,10 @@ def render_csv(records, run_id=None):
             else:
                 value = _text(v)
             too_fast = 'true' if m.get('too_fast') else 'false'
-            out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, tail))
+            native = bonnie_units(name, v) if bonnie and isinstance(v, (int, float)) and v - v == 0 else None
+            own = '' if native is None else ',%s,%s' % (repr(round(native, 3)), BONNIE_UNIT)
+            out.append('%s,%s,%s,%s,%s,%s%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast,
+                                                       own or ',,', tail))
     buf.write(''.join(out))
     return buf.getvalue()
 
