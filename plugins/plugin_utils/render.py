@@ -409,6 +409,15 @@ def _bench_part(b):
                 warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')])
 
 
+def import_line(imported):
+    """The header line of a run made by playbooks/import.yml (its plan's `imported`: manifest, entries,
+    records), None for a run that measured something."""
+    if not isinstance(imported, dict):
+        return None
+    return 'yes: hand-run outputs from the manifest %s (%s entries, %s records); nothing was run' % (
+        imported.get('manifest') or '?', imported.get('entries', '?'), imported.get('records', '?'))
+
+
 def report_contents(analysis, meta, environment=None, plan=None):
     """Everything a report shows, as plain data (the renderers only lay it out)."""
     meta = meta or {}
@@ -416,6 +425,9 @@ def report_contents(analysis, meta, environment=None, plan=None):
     for b in analysis['benchmarks']:
         cell_order.extend(c['cell'] for c in b['cells'] if c['cell'] not in cell_order)
     header = [(k.replace('_', ' '), str(meta[k])) for k in HEADER_KEYS if meta.get(k)]
+    imported = import_line((plan or {}).get('imported'))
+    if imported:
+        header.insert(0, ('imported', imported))
     n_records = sum(c.get('n_records', c['n']) + (c.get('warmups') or 0) for b in analysis['benchmarks'] for c in b['cells'])
     header.append(('records', str(n_records)))
     benches = [_bench_part(b) for b in analysis['benchmarks']]
