@@ -270,7 +270,8 @@ def _brief(s):
 
 def pivots(benchmarks, factor):
     """Per benchmark with cells carrying the label `factor`: its charted metric with the factor's
-    values as columns and the other labels that vary between the cells as rows:
+    values as columns and the other labels that vary between the cells (and not only with the
+    factor: _follows) as rows:
     {factor, benchmark, metric, unit, better, rows: [{label: value}], columns: [values],
     cells: rows x columns of {mean, ci95, n} or null}. Two cells with the same row and column
     (they differ in nothing but the host) keep the first in plan order."""
@@ -281,7 +282,8 @@ def pivots(benchmarks, factor):
         if not have or m is None:
             continue
         keys = sorted(set(k for c in have for k in c['labels'] if k != factor))
-        varying = [k for k in keys if len(set(repr(c['labels'].get(k)) for c in have)) > 1]
+        varying = [k for k in keys if len(set(repr(c['labels'].get(k)) for c in have)) > 1
+                   and not _follows(have, k, factor)]
         rows, columns, at = [], [], {}
         for c in have:
             row = dict((k, c['labels'].get(k)) for k in varying)
@@ -296,6 +298,19 @@ def pivots(benchmarks, factor):
         out.append(dict(factor=factor, benchmark=b['name'], metric=m, unit=unit, better=_better_of(have, m),
                         rows=rows, columns=columns, cells=cells))
     return out
+
+
+def _follows(cells, key, factor):
+    """Whether label `key` is the same for every cell of each value of `factor` (a machine's own
+    storage or network when the factor is the machine): it says nothing a column does not, so it is
+    no row (a row per such value would put each cell on a line of its own, a diagonal). Leaving it
+    out never puts two cells in one place: cells of one column share its value."""
+    seen = {}
+    for c in cells:
+        value = repr(c['labels'].get(key))
+        if seen.setdefault(repr(label_value(c, factor)), value) != value:
+            return False
+    return True
 
 
 def _better_of(cells, metric):
