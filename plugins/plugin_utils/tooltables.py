@@ -72,13 +72,15 @@ def bonnie_table(b):
     for c in ordered_cells(b):
         for test in THROUGHPUT_TESTS:
             m = c['metrics'].get(test)
-            if not m or m.get('mean') is None:
+            if not m or (m.get('mean') is None and not m.get('too_fast')):
                 continue
             data.append(dict(cell=c['cell'], test=test, k_sec=tool_units(test, m['mean']), mb_s=m['mean'], n=m.get('n'),
-                             baseline=c['baseline']))
+                             too_fast=m.get('too_fast') or 0, baseline=c['baseline']))
     if not data:
         return None
-    rows = [[r['cell'] + (' (baseline)' if r['baseline'] else ''), r['test'], '%.0f' % r['k_sec'], '%.2f' % r['mb_s'],
+    # a test bonnie++ printed as +++++ in every run stays a row, as bonnie++ printed it
+    rows = [[r['cell'] + (' (baseline)' if r['baseline'] else ''), r['test'],
+             '+++++' if r['k_sec'] is None else '%.0f' % r['k_sec'], '+++++' if r['mb_s'] is None else '%.2f' % r['mb_s'],
              _fmt(r['n'], '%d')] for r in data]
     return dict(title='bonnie++, in the units it prints', note='%s = KiB/s as bonnie++ prints it; MB/s = 10^6 bytes/s' % TOOL_UNIT,
                 columns=[('cell', False), ('test', False), (TOOL_UNIT, True), ('MB/s', True), ('n', True)],

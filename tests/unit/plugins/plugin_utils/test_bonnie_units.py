@@ -65,3 +65,16 @@ def test_results_csv_carries_the_tool_unit():
             assert float(row['tool_value']) == k
     seeks = by[('r1', 'random_seeks')]
     assert seeks['tool_value'] == '' and seeks['tool_unit'] == '' and seeks['unit'] == 'seeks/s'
+
+
+def test_a_test_too_fast_in_every_run_stays_a_row():
+    """A captured 2.00a run printed +++++ for Input block and Random seeks
+    (tests/unit/fixtures/bonnie/2.00a-b-fast-s256M-n0.txt): the row stays, as bonnie++ printed it."""
+    text = (FIXTURE.parent / '2.00a-b-fast-s256M-n0.txt').read_text()
+    recs = bonnie_records(text, tool_version='2.00a', labels={'cell': 'c', 'benchmark': 'bonnie'})
+    fast = [t for t in THROUGHPUT_TESTS if (recs[0]['metrics'].get(t) or {}).get('too_fast')]
+    assert fast, recs[0]['metrics']
+    (table,) = tool_tables(analyze(recs)['benchmarks'][0])
+    rows = dict((r[1], r) for r in table['rows'])
+    for t in fast:
+        assert rows[t][2:] == ['+++++', '+++++', '0']
