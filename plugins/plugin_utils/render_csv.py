@@ -114,8 +114,8 @@ def render_csv(records, run_id=None):
             too_fast = 'true' if m.get('too_fast') else 'false'
             native = bonnie_units(name, v) if bonnie and isinstance(v, (int, float)) and v - v == 0 else None
             own = ',,' if native is None else ',%s,%s' % (repr(round(native, 3)), BONNIE_UNIT)
-            out.append('%s,%s,%s,%s,%s,%s%s%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast,
-                                                       flags, own, tail))
+            row = (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, flags, own, tail)
+            out.append('%s,%s,%s,%s,%s,%s%s%s%s\r\n' % row)
     buf.write(''.join(out))
     return buf.getvalue()
 
