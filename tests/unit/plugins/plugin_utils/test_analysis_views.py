@@ -171,9 +171,22 @@ def test_pivot_rows_leave_out_labels_that_follow_the_factor(nodes):
     (p,) = analyze(recs, _plan(), pivot='node')['pivots']
     assert p['columns'] == ['a', 'b'] and p['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
     assert all(c is not None for row in p['cells'] for c in row)
-    # the other way round, disk varies within each column (it follows the node, not the storage): a row label
+    # the other way round, disk varies within each column but tells no two cells apart that node does
+    # not (a label the lab adds for the client host): no row label either; node stays (without it two
+    # cells would share a place)
     (q,) = analyze(recs, _plan(), pivot='storage')['pivots']
-    assert q['rows'] == [{'disk': 'sda', 'node': 'a'}, {'disk': 'vda', 'node': 'b'}]
+    assert q['rows'] == [{'node': 'a'}, {'node': 'b'}]
+    assert analyze(recs, _plan(), pivot='disk')['pivots'][0]['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
+    # the KVM rendition's shape: the direction places a cell, the client guest's own storage (dir in the
+    # bridged column, loop in the routed one) only splits it: rows by direction, every cell filled
+    kvm = dict((c, {'net': 'bridged' if c.startswith('a') else 'routed',
+                    'direction': 'vm-vm' if c.endswith('rootfs') else 'host-vm',
+                    'storage': {'a-rootfs': 'dir', 'b-rootfs': 'loop'}.get(c)}) for c in CELLS)
+    shaped = [dict(r, labels=dict(kvm[r['labels']['cell']], cell=r['labels']['cell'], benchmark='dd-write'))
+              for r in nodes]
+    (k,) = analyze(shaped, _plan(), pivot='net')['pivots']
+    assert k['columns'] == ['bridged', 'routed'] and k['rows'] == [{'direction': 'vm-vm'}, {'direction': 'host-vm'}]
+    assert all(c is not None for row in k['cells'] for c in row)
     # every other label follows the factor (machine = cell): one row with every column filled
     machine = [dict(r, labels=dict(r['labels'], machine=r['labels']['cell'])) for r in recs]
     (m,) = analyze(machine, _plan(), pivot='machine')['pivots']
