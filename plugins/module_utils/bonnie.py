@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/bonnie, filter/parse_bonnie.
+# Private to benchlab.bench: no API promise. Used by modules/bonnie, filter/parse_bonnie, plugin_utils/imports, tooltables and render_csv (K/sec).
 """The bonnie++ parser: pure functions shared by the module, the parse_bonnie filter and the callback.
 
 Formats read (fixtures in tests/unit/fixtures/bonnie, each with its command or its source):
@@ -86,6 +86,17 @@ def _store(result, test, kind, value, cpu_kind, cpu):
         result['cpu'][test] = cpu
     elif cpu_kind == 'too_fast':
         result['cpu'][test] = None
+
+
+TOOL_UNIT = 'K/sec'
+
+
+def tool_units(test, value):
+    """A record's value back in the unit bonnie++ prints: MB/s -> K/sec (KiB/s) for a throughput
+    test; None for the other tests (seeks and files are per second in both) and for no value."""
+    if test not in THROUGHPUT_TESTS or value is None:
+        return None
+    return value * 1e6 / KIB
 
 
 def _canonical(test, number, multiplier):

@@ -270,7 +270,8 @@ def _brief(s):
 
 def pivots(benchmarks, factor):
     """Per benchmark with cells carrying the label `factor`: its charted metric with the factor's
-    values as columns and the other labels that vary between the cells as rows:
+    values as columns and as rows the other labels that vary between the cells, less those that
+    only follow the factor (_follows) or tell no two cells of a column apart (_row_labels):
     {factor, benchmark, metric, unit, better, rows: [{label: value}], columns: [values],
     cells: rows x columns of {mean, ci95, n} or null}. Two cells with the same row and column
     (they differ in nothing but the host) keep the first in plan order."""
@@ -281,7 +282,8 @@ def pivots(benchmarks, factor):
         if not have or m is None:
             continue
         keys = sorted(set(k for c in have for k in c['labels'] if k != factor))
-        varying = [k for k in keys if len(set(repr(c['labels'].get(k)) for c in have)) > 1]
+        varying = _row_labels(have, [k for k in keys if len(set(repr(c['labels'].get(k)) for c in have)) > 1
+                                     and not _follows(have, k, factor)], factor)
         rows, columns, at = [], [], {}
         for c in have:
             row = dict((k, c['labels'].get(k)) for k in varying)
@@ -296,6 +298,39 @@ def pivots(benchmarks, factor):
         out.append(dict(factor=factor, benchmark=b['name'], metric=m, unit=unit, better=_better_of(have, m),
                         rows=rows, columns=columns, cells=cells))
     return out
+
+
+def _follows(cells, key, factor):
+    """Whether label `key` is the same for every cell of each value of `factor` (a machine's own
+    storage or network when the factor is the machine): it says nothing a column does not, so it is
+    no row (a row per such value would put each cell on a line of its own, a diagonal). Leaving it
+    out never puts two cells in one place: cells of one column share its value."""
+    seen = {}
+    for c in cells:
+        value = repr(c['labels'].get(key))
+        if seen.setdefault(repr(label_value(c, factor)), value) != value:
+            return False
+    return True
+
+
+def _row_labels(cells, keys, factor):
+    """The labels a pivot's rows need: `keys` less those that tell no two cells of one column apart
+    (a client guest's own storage when its direction already places it). One label at a time, the
+    one whose removal leaves the fewest rows (the densest table); never two cells in one place."""
+    def places(labels):
+        return set((tuple(repr(c['labels'].get(k)) for k in labels), repr(label_value(c, factor))) for c in cells)
+
+    def rows(labels):
+        return len(set(tuple(repr(c['labels'].get(k)) for k in labels) for c in cells))
+
+    n = len(places(keys))
+    kept = list(keys)
+    while True:
+        fits = [[x for x in kept if x != k] for k in kept]
+        fits = [t for t in fits if len(places(t)) == n]
+        if not fits:
+            return kept
+        kept = min(fits, key=lambda t: (rows(t), -len(t), [k for k in kept if k not in t]))
 
 
 def _better_of(cells, metric):

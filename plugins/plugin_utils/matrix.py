@@ -9,11 +9,14 @@ from __future__ import annotations
 import fractions
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import DEFAULTS as GUARD_DEFAULTS
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import MATRIX_SCHEMA_FILE, load_schema, matrix_problems
 
 DEFAULT_REPETITIONS = 3
 # Methodology defaults (DESIGN.md section 5); a matrix overrides them globally or per benchmark.
+# The not_quiet threshold (other processes' CPU over a run) is the guards' own default (module_utils/guards.py).
 DEFAULT_METHODOLOGY = {'warmup': False, 'cooldown_s': 2, 'quiesce': True, 'max_load_per_cpu': 0.75,
+                       'max_other_cpu_pct': GUARD_DEFAULTS['max_other_cpu_pct'],
                        'quiesce_wait_s': 0, 'drop_hypervisor_caches': True, 'async_after_s': 120}
 # Conservative rates (MB/s) for the duration estimate of runs whose length is set by a size.
 _EST_MB_S = {'dd': 50.0, 'fio': 50.0, 'sysbench_fileio': 100.0, 'compress': 5.0, 'bonnie': 30.0}
@@ -243,7 +246,7 @@ def run_guards(methodology, repetition, warmup=False, concurrency=1):
     """The guards option a run's module gets (module_utils/guards.py). A matrix that lets
     contending hosts run at once (concurrency > 1) says so in every record."""
     guards = {'quiesce': methodology['quiesce'], 'max_load_per_cpu': methodology['max_load_per_cpu'],
-              'quiesce_wait_s': methodology['quiesce_wait_s'],
+              'max_other_cpu_pct': methodology['max_other_cpu_pct'], 'quiesce_wait_s': methodology['quiesce_wait_s'],
               'cooldown_s': methodology['cooldown_s'] if repetition > 1 else 0, 'warmup': warmup}
     if concurrency > 1:
         guards['concurrency'] = concurrency

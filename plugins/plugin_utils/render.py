@@ -344,9 +344,34 @@ def trap_rate_lines(analysis):
     return out
 
 
+def _not_run_reason(failed, pb_name, cell, host):
+    """Why a planned run has no record, from the failures the callback kept (each names its own
+    cell and benchmark): the run's own failure, its host unreachable, a failure of the same cell
+    (its preparation, e.g. DRBD not connected, stops the host before its other runs) or a failure
+    of its host outside any run; None when nothing known explains it."""
+    failed = [f for f in failed or [] if isinstance(f, dict)]
+    own = [f for f in failed if f.get('benchmark') == pb_name and f.get('cell') == cell]
+    if own:
+        return 'failed: %s' % own[0].get('msg', '')
+    down = [f for f in failed if f.get('host') == host and str(f.get('msg', '')).startswith('unreachable')]
+    if down:
+        return 'host %s %s' % (host, down[0]['msg'])
+    same_cell = [f for f in failed if f.get('cell') == cell]
+    if same_cell:
+        f = same_cell[0]
+        if not f.get('benchmark'):
+            return 'failed: %s' % f.get('msg', '')
+        return 'not run: %s in %s failed first: %s' % (f['benchmark'], cell, f.get('msg', ''))
+    on_host = [f for f in failed if host and f.get('host') == host and not f.get('cell')]
+    if on_host:
+        return 'not run: %s failed first (%s: %s)' % (host, on_host[0].get('task') or '?', on_host[0].get('msg', ''))
+    return None
+
+
 def missing_cells(analysis, plan, failed):
     """Failed or missing cells: every (benchmark, cell) the plan asked for with no counted record,
-    with the reason (the failure of its task, the host unreachable, or not run)."""
+    with the one reason known (the failure of its task, the host unreachable, an earlier failure
+    of its cell or host, only warm-ups recorded), the generic 'not run' only when none is."""
     if not plan:
         return []
     have = set()
@@ -361,16 +386,10 @@ def missing_cells(analysis, plan, failed):
             if (pb['name'], cell) in have:
                 continue
             host = hosts.get(cell)
-            hit = [f for f in failed or [] if f.get('benchmark') == pb['name'] and f.get('cell') == cell]
-            down = [f for f in failed or [] if f.get('host') == host and str(f.get('msg', '')).startswith('unreachable')]
-            if hit:
-                reason = 'failed: %s' % hit[0].get('msg', '')
-            elif down:
-                reason = 'host %s %s' % (host, down[0]['msg'])
-            elif (pb['name'], cell) in warm:
-                reason = 'only warm-up runs recorded'
-            else:
-                reason = 'no record: not run (play interrupted, host skipped or failed earlier)'
+            reason = _not_run_reason(failed, pb['name'], cell, host)
+            if reason is None:
+                reason = ('only warm-up runs recorded' if (pb['name'], cell) in warm
+                          else 'no record: not run (play interrupted, host skipped or failed earlier)')
             out.append(dict(benchmark=pb['name'], cell=cell, host=host, reason=reason))
     return out
 
@@ -390,6 +409,15 @@ def _bench_part(b):
                 warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')])
 
 
+def import_line(imported):
+    """The header line of a run made by playbooks/import.yml (its plan's `imported`: manifest, entries,
+    records), None for a run that measured something."""
+    if not isinstance(imported, dict):
+        return None
+    return 'yes: hand-run outputs from the manifest %s (%s entries, %s records); nothing was run' % (
+        imported.get('manifest') or '?', imported.get('entries', '?'), imported.get('records', '?'))
+
+
 def report_contents(analysis, meta, environment=None, plan=None):
     """Everything a report shows, as plain data (the renderers only lay it out)."""
     meta = meta or {}
@@ -397,6 +425,9 @@ def report_contents(analysis, meta, environment=None, plan=None):
     for b in analysis['benchmarks']:
         cell_order.extend(c['cell'] for c in b['cells'] if c['cell'] not in cell_order)
     header = [(k.replace('_', ' '), str(meta[k])) for k in HEADER_KEYS if meta.get(k)]
+    imported = import_line((plan or {}).get('imported'))
+    if imported:
+        header.insert(0, ('imported', imported))
     n_records = sum(c.get('n_records', c['n']) + (c.get('warmups') or 0) for b in analysis['benchmarks'] for c in b['cells'])
     header.append(('records', str(n_records)))
     benches = [_bench_part(b) for b in analysis['benchmarks']]

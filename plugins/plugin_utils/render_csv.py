@@ -4,9 +4,10 @@
 """results.csv: the records as a tidy table, one row per record x metric. A pure function.
 
 Columns: run_id, host, tool, tool_version, test, benchmark, cell, counted (False for warm-up runs),
-started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, flags (the
-run's trap codes, space-separated: plugin_utils/traps.py explains them), then one label_<name>
-column per other label found in the records (sorted).
+started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, flags (the run's
+trap codes, space-separated: plugin_utils/traps.py explains them), tool_value and tool_unit (the
+value in the unit the tool prints where that differs from the record's: bonnie++'s throughputs in
+K/sec; empty otherwise), then one label_<name> column per other label found in the records (sorted).
 
 Cells cannot be turned against the spreadsheet that opens the file (CSV/formula injection): a text
 cell whose first character (or first after blanks) is =, +, -, @, a tab or a carriage return gets a
@@ -27,12 +28,13 @@ import io
 import math
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL as BONNIE, TOOL_UNIT as BONNIE_UNIT, tool_units as bonnie_units
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import cell_of, counted
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import record_codes
 
 COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',
-           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast', 'flags')
+           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast', 'flags', 'tool_value', 'tool_unit')
 _OWN_LABELS = ('benchmark', 'cell')
 
 
@@ -93,12 +95,14 @@ def render_csv(records, run_id=None):
         # started is an ISO time and duration_s a number (record schema): nothing to quote
         head = '%s,%s,%s' % (static, _text(r.get('started')), _text(r.get('duration_s')))
         codes = ' '.join(str(c) for c in record_codes(r))
-        tail = ',' + (fields([_text(codes)]) if codes else '')
+        flags = ',' + (fields([_text(codes)]) if codes else '')
+        tail = ''
         if label_keys:
             lkey = tuple(labels.get(k) for k in label_keys)
             if lkey not in tails:
                 tails[lkey] = ',' + fields([_text(v) for v in lkey])
-            tail += tails[lkey]
+            tail = tails[lkey]
+        bonnie = r['tool'] == BONNIE
         for name, m in r['metrics'].items():
             v = m.get('value')
             if v is None:
@@ -108,7 +112,10 @@ def render_csv(records, run_id=None):
             else:
                 value = _text(v)
             too_fast = 'true' if m.get('too_fast') else 'false'
-            out.append('%s,%s,%s,%s,%s,%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, tail))
+            native = bonnie_units(name, v) if bonnie and isinstance(v, (int, float)) and v - v == 0 else None
+            own = ',,' if native is None else ',%s,%s' % (repr(round(native, 3)), BONNIE_UNIT)
+            row = (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, flags, own, tail)
+            out.append('%s,%s,%s,%s,%s,%s%s%s%s\r\n' % row)
     buf.write(''.join(out))
     return buf.getvalue()
 

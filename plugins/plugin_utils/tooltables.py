@@ -16,6 +16,7 @@ them for results consumers and tests. A new tool's table is one function here, r
 
 from __future__ import annotations
 
+from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL as BONNIE, THROUGHPUT_TESTS, TOOL_UNIT, tool_units
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
 
 _REGISTRY = {}
@@ -60,4 +61,27 @@ def dd_table(b):
     return dict(title='dd, as in the field reports', note='duration includes the final sync',
                 columns=[('test', True), ('cell', False), ('description', False), ('duration (s)', True),
                          ('MB/s', True), ('slower than baseline (%)', True)],
+                rows=rows, data=data)
+
+
+@tool_table(BONNIE)
+def bonnie_table(b):
+    """bonnie++'s throughputs in the unit it prints (K/sec, KiB/s) beside the record's MB/s (10^6
+    bytes/s), per cell and test: the mean over the counted runs, as the field reports printed them."""
+    data = []
+    for c in ordered_cells(b):
+        for test in THROUGHPUT_TESTS:
+            m = c['metrics'].get(test)
+            if not m or (m.get('mean') is None and not m.get('too_fast')):
+                continue
+            data.append(dict(cell=c['cell'], test=test, k_sec=tool_units(test, m['mean']), mb_s=m['mean'], n=m.get('n'),
+                             too_fast=m.get('too_fast') or 0, baseline=c['baseline']))
+    if not data:
+        return None
+    # a test bonnie++ printed as +++++ in every run stays a row, as bonnie++ printed it
+    rows = [[r['cell'] + (' (baseline)' if r['baseline'] else ''), r['test'],
+             '+++++' if r['k_sec'] is None else '%.0f' % r['k_sec'], '+++++' if r['mb_s'] is None else '%.2f' % r['mb_s'],
+             _fmt(r['n'], '%d')] for r in data]
+    return dict(title='bonnie++, in the units it prints', note='%s = KiB/s as bonnie++ prints it; MB/s = 10^6 bytes/s' % TOOL_UNIT,
+                columns=[('cell', False), ('test', False), (TOOL_UNIT, True), ('MB/s', True), ('n', True)],
                 rows=rows, data=data)

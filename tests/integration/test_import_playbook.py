@@ -60,6 +60,12 @@ def test_report_files_and_schema(imported):
         rows = list(csv.DictReader((rundir / 'results.csv').open()))
         assert rows and all(r['cell'] and r['host'] != 'localhost' for r in rows)
         assert '</html>' in (rundir / 'report.html').read_text()
+        # the header says the run was imported, and from which manifest
+        manifest = EXAMPLES / ('reference-000' if run_id.startswith('imp-000') else 'reference-003') / 'manifest.yml'
+        said = 'imported**: yes: hand-run outputs from the manifest %s (' % manifest
+        assert said in (rundir / 'report.md').read_text().split('\n\n')[1]
+        assert '<tr><th>imported</th><td>yes: hand-run outputs from the manifest %s (' % manifest in (
+            rundir / 'report.html').read_text()
 
 
 def test_reference_000_table_in_the_report(imported):

@@ -24,12 +24,12 @@ pytestmark = pytest.mark.skipif(not shutil.which('unshare') or not shutil.which(
 HOG = 'while True: pass'
 
 
-def _bench(tmp_path, env, name, hogs=0):
+def _bench(tmp_path, env, name, hogs=0, methodology=None, out=None):
     data = tmp_path / name
     data.mkdir()
     matrix = {'bench_matrix': {
         'name': name, 'repetitions': 3, 'baseline': 'host',
-        'methodology': {'cooldown_s': 0},
+        'methodology': dict({'cooldown_s': 0}, **(methodology or {})),
         'cells': [{'name': 'host', 'host': 'localhost', 'path': str(data)}],
         'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '64M'}}]}}
     (tmp_path / ('%s.yml' % name)).write_text(yaml.safe_dump(matrix))
@@ -41,6 +41,8 @@ def _bench(tmp_path, env, name, hogs=0):
     proc = run(['unshare', '--pid', '--fork', '--mount-proc', 'sh', '-c', start_hogs + 'setsid --wait ' + playbook],
                env, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    if out is not None:
+        out.append(proc.stdout)
     (run_dir,) = run_dirs(tmp_path / ('runs-%s' % name))
     return run_dir
 
@@ -71,3 +73,24 @@ def test_not_quiet_is_false_on_an_idle_machine_and_true_with_a_cpu_hog(tmp_path,
     assert (rate['flagged'], rate['runs'], rate['fraction']) == (3, 3, 1.0)
     assert 'not_quiet (machine not quiet): 3 of 3 runs (100%)' in report
     assert '`not_quiet`' in report
+
+
+# A task only the task-file path runs (roles/bench_run/tasks/run_tasks.yml; run.yml is one task).
+TASK_FILES = "TASK [benchlab.bench.bench_run : Run the tool's task file]"
+
+
+@pytest.mark.parametrize('path,gate', [('one task', {}), ('task files', {'max_cv': 10, 'max_repetitions': 3})])
+def test_max_other_cpu_pct_from_the_matrix_on_both_run_paths(tmp_path, env, path, gate):
+    """methodology.max_other_cpu_pct reaches the module on both run paths (run.yml; run_tasks.yml,
+    which a variance gate selects) and is the threshold used: one CPU hog (about half of the two
+    CPUs) is above the default 10 % but below 90 %, so no run is flagged."""
+    out = []
+    records, rate, report = _not_quiet(_bench(tmp_path, env, 'hog-allowed', hogs=1,
+                                              methodology=dict(gate, max_other_cpu_pct=90), out=out))
+    assert (TASK_FILES in out[0]) == (path == 'task files')
+    for r in records:
+        g = r['params']['guards']
+        assert g['max_other_cpu_pct'] == 90, g
+        assert 10 < g['other_cpu_pct'] <= 90, g   # the hog counts, above the default threshold
+        assert g['quiet'] is True and 'not_quiet' not in r['flags'], g
+    assert (rate['flagged'], rate['runs']) == (0, 3)

@@ -375,3 +375,54 @@ def test_overview_pivot_and_group_baselines_in_chromium(small_run, tmp_path):
     assert real['sections'][0] == 'overview' and real['plotVisible'] and real['dotsDrawn'] == 2
     assert real['pivotVisible'] and real['pivotHeads'] == ['storage=rootfs', 'storage=tmpfs']
     assert real['differsVisible'] >= 1 and real['detailsOpen'] is False and real['detailsTableVisible'] is False
+
+
+TABLES_PROBE = """JSON.stringify((() => {
+  const visible = e => !!e && e.checkVisibility() && e.getBoundingClientRect().width > 0
+                       && e.getBoundingClientRect().height > 0;
+  const tables = Array.from(document.querySelectorAll('table.tool-table')).filter(visible);
+  const rows = t => Array.from(t.querySelectorAll('tr')).map(tr => Array.from(tr.children).map(c => c.textContent));
+  const header = Array.from(document.querySelectorAll('table.header tr')).filter(visible)
+                      .map(tr => [tr.querySelector('th').textContent, tr.querySelector('td').textContent]);
+  const missing = document.querySelector('#missing');
+  return {tables: tables.map(rows), header: header, missingVisible: visible(missing),
+          missing: missing ? Array.from(missing.querySelectorAll('li')).map(li => li.textContent) : []};
+})())"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_bonnie_units_failed_cell_and_import_header_in_chromium(tmp_path):
+    """As Chromium lays the page out: the bonnie++ table in K/sec (reference 003's printed figures)
+    and MB/s, a failed cell listed with its known reason only, and an imported run's header line."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import import_line
+    records = bonnie_records((UNIT_FIXTURES / 'bonnie' / 'reference-003-bonnie-1.03-drbd.txt').read_text(),
+                             tool_version='1.03')[:2]
+    for i, rec in enumerate(records, 1):
+        rec['labels'] = {'cell': 'node1-%d' % i, 'benchmark': 'bonnie'}
+        rec['host'] = 'node1'
+    plan = {'baseline': 'node1-1', 'cells': [{'name': 'node1-1', 'host': 'node1'}, {'name': 'node1-2', 'host': 'node1'},
+                                             {'name': 'drbd-c', 'host': 'p1'}],
+            'benchmarks': [{'name': 'bonnie', 'tool': 'bonnie', 'cells': ['node1-1', 'node1-2', 'drbd-c']},
+                           {'name': 'dd-write', 'tool': 'dd', 'cells': ['drbd-c']}],
+            'imported': {'manifest': '/srv/hand-runs/manifest.yml', 'entries': 2, 'records': 2}}
+    failed = [{'host': 'p1', 'task': 'Wait until DRBD is UpToDate with no resync running', 'cell': 'drbd-c',
+               'benchmark': 'bonnie', 'msg': 'r0/0 peer connection is Connecting (the peer is stopped or unreachable)'}]
+    page = tmp_path / 'bonnie.html'
+    page.write_text(render_html(analyze(records, plan), {'run_id': 'b', 'matrix': 'b', 'failed': failed}, None, plan))
+    browser = Browser(tmp_path / 'bonnie-chromium-profile')
+    try:
+        session = _load(browser, page)
+        dom = json.loads(browser.send('Runtime.evaluate', {'returnByValue': True, 'expression': TABLES_PROBE},
+                                      session=session)['result']['value'])
+    finally:
+        browser.close()
+    (table,) = dom['tables']
+    assert table[0] == ['cell', 'test', 'K/sec', 'MB/s', 'n']
+    assert table[1] == ['node1-1 (baseline)', 'seq_output_char', '28657', '29.34', '1']
+    assert ['node1-2', 'seq_input_block', '45123', '46.21', '1'] in table
+    assert dom['header'][0] == ['imported', import_line(plan['imported'])]
+    assert dom['missingVisible']
+    drbd = [li for li in dom['missing'] if ' in drbd-c ' in li]
+    assert drbd == ['bonnie in drbd-c (p1): failed: ' + failed[0]['msg'],
+                    'dd-write in drbd-c (p1): not run: bonnie in drbd-c failed first: ' + failed[0]['msg']], dom['missing']

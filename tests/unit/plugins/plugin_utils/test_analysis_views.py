@@ -162,6 +162,45 @@ def test_pivot_cells_are_the_cells_statistics(nodes):
     assert analyze(nodes, _plan())['pivots'] == []
 
 
+def test_pivot_rows_leave_out_labels_that_follow_the_factor(nodes):
+    """A label that is the same for every cell of a column (the machine's own disk when the factor is
+    the machine, as the lab's host labels are) is no row: one row per value would put every cell on
+    a line of its own (a diagonal, seen in make bench SCENARIO=vps_bonnie_bzip2)."""
+    disk = {'a': 'sda', 'b': 'vda'}
+    recs = [dict(r, labels=dict(r['labels'], disk=disk[r['labels']['node']])) for r in nodes]
+    (p,) = analyze(recs, _plan(), pivot='node')['pivots']
+    assert p['columns'] == ['a', 'b'] and p['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
+    assert all(c is not None for row in p['cells'] for c in row)
+    # the other way round, disk varies within each column but tells no two cells apart that node does
+    # not (a label the lab adds for the client host): no row label either; node stays (without it two
+    # cells would share a place)
+    (q,) = analyze(recs, _plan(), pivot='storage')['pivots']
+    assert q['rows'] == [{'node': 'a'}, {'node': 'b'}]
+    assert analyze(recs, _plan(), pivot='disk')['pivots'][0]['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
+    # the KVM rendition's shape: the direction places a cell, the client guest's own storage (dir in the
+    # bridged column, loop in the routed one) only splits it: rows by direction, every cell filled
+    kvm = dict((c, {'net': 'bridged' if c.startswith('a') else 'routed',
+                    'direction': 'vm-vm' if c.endswith('rootfs') else 'host-vm',
+                    'storage': {'a-rootfs': 'dir', 'b-rootfs': 'loop'}.get(c)}) for c in CELLS)
+    shaped = [dict(r, labels=dict(kvm[r['labels']['cell']], cell=r['labels']['cell'], benchmark='dd-write'))
+              for r in nodes]
+    (k,) = analyze(shaped, _plan(), pivot='net')['pivots']
+    assert k['columns'] == ['bridged', 'routed'] and k['rows'] == [{'direction': 'vm-vm'}, {'direction': 'host-vm'}]
+    assert all(c is not None for row in k['cells'] for c in row)
+    # every other label follows the factor (machine = cell): one row with every column filled
+    machine = [dict(r, labels=dict(r['labels'], machine=r['labels']['cell'])) for r in recs]
+    (m,) = analyze(machine, _plan(), pivot='machine')['pivots']
+    assert m['rows'] == [{}] and m['columns'] == CELLS and all(c['n'] == 3 for c in m['cells'][0])
+    a = analyze(machine, _plan(), pivot='machine')
+    md = render_markdown(a, META).splitlines()
+    head = md.index('## Pivot: dd-write: throughput (MB/s) by machine')
+    assert md[head + 2] == '| ' + ' | '.join('machine=%s' % c for c in CELLS) + ' |'
+    assert md[head + 4].count('(3)') == len(CELLS) and md[head + 5] == ''
+    rows = list(csv.reader(io.StringIO(render_pivot_csv(a))))
+    assert rows[0][:4] == ['benchmark', 'metric', 'unit', 'machine=%s mean' % CELLS[0]] and len(rows) == 2
+    assert '<table class="pivot">' in render_html(a, META)
+
+
 def test_by_design_metric_is_not_charted_nor_in_the_overview(small):
     records, plan, env = small
     a = analyze(records, plan, env)

@@ -267,3 +267,24 @@ def test_test_given_for_an_output_with_several_tests_is_refused(tmp_path):
     problems = problems_of(tmp_path, dict(name='t', entries=[
         dict(cell='a', tool='fio', test='mine', file=Path(fixture).name)]), [fixture])
     assert 'test \'mine\' given, but the output holds several tests' in problems[0]
+
+
+def test_report_header_says_imported_and_from_which_manifest():
+    """A run made by playbooks/import.yml says so at the top of report.md and report.html, naming
+    its manifest; a run that measured something has no such line."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+    path = EXAMPLES / 'reference-000' / 'manifest.yml'
+    records, _hosts, plan = import_manifest(str(path))
+    analysis = analyze(records, plan)
+    meta = {'run_id': 'imp', 'matrix': plan['name'], 'playbook': 'playbooks/import.yml', 'status': 'complete'}
+    line = 'yes: hand-run outputs from the manifest %s (%d entries, %d records); nothing was run' % (
+        path, plan['imported']['entries'], len(records))
+    md = render_markdown(analysis, meta, None, plan)
+    header = md.split('\n\n')[1].splitlines()
+    assert header[0] == '- **imported**: ' + line and '- **playbook**: playbooks/import.yml' in header
+    html = render_html(analysis, meta, None, plan)
+    assert '<table class="header">\n<tr><th>imported</th><td>%s</td></tr>' % line in html
+    measured = dict(plan)
+    del measured['imported']
+    assert 'imported' not in render_markdown(analysis, meta, None, measured).split('\n\n')[1]

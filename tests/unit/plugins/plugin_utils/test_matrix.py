@@ -63,8 +63,8 @@ def test_run_contents(matrix):
                      'benchmark': 'dd-write', 'params': {'test': 'write', 'size': '256M', 'bs': '1M'},
                      'repetition': 1,
                      'labels': {'platform': 'host', 'storage': 'rootfs', 'cell': 'host-rootfs', 'benchmark': 'dd-write'},
-                     'guards': {'quiesce': True, 'max_load_per_cpu': 0.75, 'quiesce_wait_s': 0, 'cooldown_s': 0,
-                                'warmup': False},
+                     'guards': {'quiesce': True, 'max_load_per_cpu': 0.75, 'max_other_cpu_pct': 10.0, 'quiesce_wait_s': 0,
+                                'cooldown_s': 0, 'warmup': False},
                      'drop_hypervisor_caches': True, 'async_s': 0, 'poll_s': 0}
     assert second['path'] == '/dev/shm'
     assert second['labels'] == {'platform': 'host', 'storage': 'tmpfs', 'cell': 'host-tmpfs', 'benchmark': 'dd-write'}
@@ -250,3 +250,26 @@ def test_timing_reaches_the_runs(matrix):
     matrix = dict(matrix, methodology={'timeout_s': 900})
     runs = expand_plan(matrix, HOSTS)['runs']
     assert {r['async_s'] for r in runs} == {900}
+
+
+def test_max_other_cpu_pct_reaches_every_run(matrix):
+    """The not_quiet threshold (module_utils/guards.py) from the matrix, per benchmark over the
+    matrix's, the guards' default otherwise; the guards every run gets are ones the module accepts."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.guards import DEFAULTS, normalize
+    plan = expand_plan(matrix, HOSTS)
+    assert {r['guards']['max_other_cpu_pct'] for r in plan['runs']} == {DEFAULTS['max_other_cpu_pct']}
+    m = dict(matrix, methodology={'max_other_cpu_pct': 35})
+    m['benchmarks'] = [dict(matrix['benchmarks'][0], methodology={'max_other_cpu_pct': 2.5})] + matrix['benchmarks'][1:]
+    runs = expand_plan(m, HOSTS)['runs']
+    first = matrix['benchmarks'][0]['name']
+    assert {r['guards']['max_other_cpu_pct'] for r in runs if r['benchmark'] == first} == {2.5}
+    assert {r['guards']['max_other_cpu_pct'] for r in runs if r['benchmark'] != first} == {35}
+    assert all(normalize(r['guards'])['max_other_cpu_pct'] == r['guards']['max_other_cpu_pct'] for r in runs)
+
+
+@pytest.mark.parametrize('value,message', [(0, 'less than or equal to the minimum of 0'), (150, 'greater than the maximum of 100'),
+                                           ('10', "'10' is not of type 'number'")])
+def test_bad_max_other_cpu_pct_names_the_field(matrix, value, message):
+    with pytest.raises(MatrixError) as e:
+        expand_plan(dict(matrix, methodology={'max_other_cpu_pct': value}), HOSTS)
+    assert 'bench_matrix.methodology.max_other_cpu_pct' in str(e.value) and message in str(e.value), str(e.value)

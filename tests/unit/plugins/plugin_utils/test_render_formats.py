@@ -95,7 +95,8 @@ def test_missing_and_failed_cells(records, plan, environment):
     miss = missing_cells(a, plan, failed)
     assert [(m['benchmark'], m['cell']) for m in miss] == [('dd-write', 'guest-2'), ('fio-randread', 'guest-2')]
     assert miss[0]['reason'] == 'failed: dd: No space left on device'
-    assert miss[1]['reason'].startswith('no record: not run')
+    # the cell's other benchmark: the known failure of its cell, not "play interrupted"
+    assert miss[1]['reason'] == 'not run: dd-write in guest-2 failed first: dd: No space left on device'
     meta = dict(META, failed=failed)
     md = render_markdown(a, meta, environment, plan)
     assert '## Failed or missing cells' in md
@@ -105,6 +106,44 @@ def test_missing_and_failed_cells(records, plan, environment):
     html = render_html(a, meta, environment, plan)
     assert 'dd-write in guest-2 (localhost): failed: dd: No space left on device' in html
     assert missing_cells(a, None, failed) == []
+
+
+def test_failed_cell_shows_only_its_known_reason(records, plan, environment):
+    """A cell that failed with a known reason (DRBD's peer gone: the failure of its preparation, cell
+    and benchmark from the run it belongs to) is listed with that reason only, in every format; the
+    generic 'not run (play interrupted...)' is left for a cell nothing explains."""
+    plan = copy.deepcopy(plan)
+    plan['cells'].append(dict(plan['cells'][0], name='drbd-c', host='p1', labels={'drbd': 'C'}))
+    plan['cells'].append(dict(plan['cells'][0], name='quiet-c', host='p2', labels={'drbd': 'no'}))
+    for b in plan['benchmarks']:
+        b['cells'].extend(['drbd-c', 'quiet-c'])
+    msg = 'r0/0 peer connection is Connecting (the peer is stopped or unreachable)'
+    failed = [{'host': 'p1', 'task': 'Wait until DRBD is UpToDate with no resync running', 'cell': 'drbd-c',
+               'benchmark': plan['benchmarks'][0]['name'], 'msg': msg}]
+    a = analyze(records, plan, environment)  # the records hold none of the two cells
+    assert not [c for b in a['benchmarks'] for c in b['cells'] if c['cell'] in ('drbd-c', 'quiet-c')]
+    miss = dict(((m['benchmark'], m['cell']), m['reason']) for m in missing_cells(a, plan, failed))
+    first = plan['benchmarks'][0]['name']
+    assert miss[(first, 'drbd-c')] == 'failed: ' + msg
+    for b in plan['benchmarks'][1:]:
+        assert miss[(b['name'], 'drbd-c')] == 'not run: %s in drbd-c failed first: %s' % (first, msg)
+        assert miss[(b['name'], 'quiet-c')].startswith('no record: not run (play interrupted')
+    meta = dict(META, failed=failed)
+    md = render_markdown(a, meta, environment, plan)
+    html = render_html(a, meta, environment, plan)
+    term = render_terminal(a, meta=meta, plan=plan, width=400)
+    for text, line_of in ((md, lambda b: '- %s in drbd-c (p1): ' % b), (html, lambda b: '<li>%s in drbd-c (p1): ' % b),
+                          (term, lambda b: 'missing %s in drbd-c: ' % b)):
+        drbd_lines = [ln for ln in text.splitlines() if 'drbd-c' in ln and 'play interrupted' in ln]
+        assert drbd_lines == [], drbd_lines
+        for b in plan['benchmarks']:
+            assert line_of(b['name']) in text, (b['name'], text[-3000:])
+        assert 'peer connection is Connecting' in text
+        assert 'quiet-c' in text and 'play interrupted' in text  # the generic reason still shown where it applies
+    # a failure of the host outside any run (no cell): named for the host's cells
+    host_down = [{'host': 'p2', 'task': 'Gather the environment', 'cell': None, 'benchmark': None, 'msg': 'lsblk: not found'}]
+    miss = dict(((m['benchmark'], m['cell']), m['reason']) for m in missing_cells(a, plan, host_down))
+    assert miss[(first, 'quiet-c')] == 'not run: p2 failed first (Gather the environment: lsblk: not found)'
 
 
 def test_contents_header_and_traps(doc):
