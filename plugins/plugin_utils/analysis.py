@@ -41,7 +41,7 @@ def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None):
         steps.extend(step_aggregates(bench, measured))
     _flag_zero_elision(out, keys)
     return dict(benchmarks=out, baseline_by=baseline_by or None, overview=overview(out), steps=steps,
-                pivots=pivots(out, pivot) if pivot else [], traps=trap_rates(runs))
+                pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs))
 
 
 def _collect(records):
@@ -297,6 +297,46 @@ def pivots(benchmarks, factor):
         unit = next((c['metrics'][m]['unit'] for c in have if m in c['metrics']), '')
         out.append(dict(factor=factor, benchmark=b['name'], metric=m, unit=unit, better=_better_of(have, m),
                         rows=rows, columns=columns, cells=cells))
+    return out
+
+
+def _sweep_point(b):
+    """(label, value) when every cell of benchmark b is one point of a sweep (dbench's clients)."""
+    for k in SUBTEST_LABELS:
+        values = set(repr((c.get('labels') or {}).get(k)) for c in b['cells'])
+        if len(values) == 1 and b['cells'] and (b['cells'][0].get('labels') or {}).get(k) is not None:
+            return k, b['cells'][0]['labels'][k]
+    return None
+
+
+def sweeps(benchmarks):
+    """A sweep (dbench over 1..64 clients) as one pivot: per matrix benchmark and test whose tables
+    differ only in the sweep label, its charted metric with the sweep's values as columns (in
+    order) and the cells as rows, in the shape of pivots() (factor = the sweep label)."""
+    groups = {}
+    for b in benchmarks:
+        point = _sweep_point(b)
+        m = charted_metric(b)
+        if point is None or m is None:
+            continue
+        key = (b['benchmark'] or b['tool'], b['test'], point[0], m)
+        groups.setdefault(key, []).append((point[1], b))
+    out = []
+    for (bench, test, label, m), members in groups.items():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda t: (not isinstance(t[0], (int, float)), t[0] if isinstance(t[0], (int, float)) else 0,
+                                    repr(t[0])))
+        names = []
+        for _v, b in members:
+            names.extend(c['cell'] for c in ordered_cells(b) if c['cell'] not in names)
+        at = dict(((c['cell'], j), c['metrics'].get(m)) for j, (_v, b) in enumerate(members) for c in b['cells'])
+        cells = [[_brief(at.get((n, j))) for j in range(len(members))] for n in names]
+        have = [c for _v, b in members for c in b['cells']]
+        unit = next((c['metrics'][m]['unit'] for c in have if m in c['metrics']), '')
+        title = members[0][1]['name'].rsplit(' %s=' % label, 1)[0]
+        out.append(dict(factor=label, benchmark=title, metric=m, unit=unit, better=_better_of(have, m),
+                        rows=[dict(cell=n) for n in names], columns=[v for v, _b in members], cells=cells))
     return out
 
 

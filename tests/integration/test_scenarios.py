@@ -171,8 +171,12 @@ def test_vps_bonnie_bzip2(tmp_path, lab):
 
 
 def test_ploop_simfs(tmp_path, lab):
-    _results, jsonl, _run_dir = run_rendition(tmp_path, lab, rendition('ploop_simfs'))
+    results, jsonl, _run_dir = run_rendition(tmp_path, lab, rendition('ploop_simfs'))
     cells = {'vzhost', 'simfs-ct', 'ploop-ct'}
+    # the client sweep is one table across the counts, the cells as rows
+    (sweep,) = [p for p in results['analysis']['pivots'] if p['factor'] == 'clients']
+    assert sweep['columns'] == [1, 2] and {r['cell'] for r in sweep['rows']} == cells
+    assert all(e and e['n'] == 1 for row in sweep['cells'] for e in row), sweep['cells']
     assert set(per_cell(jsonl, 'dd-write')) == set(per_cell(jsonl, 'dd-write-zeros')) == cells
     for rec in jsonl:
         if rec['labels']['benchmark'] == 'dd-write':

@@ -381,3 +381,53 @@ def test_tool_table_registry(nodes):
     finally:
         from ansible_collections.benchlab.bench.plugins.plugin_utils import tooltables
         tooltables._REGISTRY['iperf3'].remove(_retransmits)
+
+
+# -- a sweep (dbench over client counts) as one table: real dbench 4.0 outputs, two cells
+
+SWEEP = {'a-simfs': ['dbench-4.0-1client.txt', 'dbench-4.0-2clients.txt', 'dbench-4.0-4clients.txt'],
+         'b-ploop': ['dbench-4.0-sync-2clients.txt', 'dbench-4.0-3clients-warmup.txt']}
+
+
+@pytest.fixture
+def sweep(read_fixture):
+    from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
+    recs = []
+    for cell, files in SWEEP.items():
+        for f in files:
+            rec = dbench_record(read_fixture('dbench/' + f), labels={'cell': cell, 'benchmark': 'dbench',
+                                                                     'layout': cell.split('-')[1]})
+            recs.append(dict(rec, host='ct-' + cell))
+    return recs
+
+
+def test_a_sweep_is_one_table_across_its_points(sweep):
+    """ploop vs simfs (reference 002): dbench over client counts reads as one table, counts as columns
+    in numeric order, each cell a row, a count a cell did not run empty."""
+    analysis = analyze(sweep)
+    (p,) = [p for p in analysis['pivots'] if p['factor'] == 'clients']
+    assert p['benchmark'] == 'dbench' and p['metric'] == 'throughput'
+    assert p['columns'] == [1, 2, 3, 4]
+    assert p['rows'] == [{'cell': 'a-simfs'}, {'cell': 'b-ploop'}]
+    by = dict(((r['labels']['cell'], r['labels']['clients']), r['metrics']['throughput']['value']) for r in sweep)
+    for i, row in enumerate(p['rows']):
+        for j, n in enumerate(p['columns']):
+            got = p['cells'][i][j]
+            if (row['cell'], n) in by:
+                assert got['n'] == 1 and got['mean'] == pytest.approx(by[row['cell'], n])
+            else:
+                assert got is None
+    # the per-count tables stay, and the sweep is drawn like any pivot in every format
+    assert sorted(b['name'] for b in analysis['benchmarks']) == ['dbench clients=%d' % n for n in (1, 2, 3, 4)]
+    lines = render_markdown(analysis, META).splitlines()
+    assert '## Pivot: dbench: throughput (MB/s) by clients' in lines
+    assert '| cell | clients=1 | clients=2 | clients=3 | clients=4 |' in lines
+    html = render_html(analysis, META)
+    assert '<section id="pivots">' in html and 'dbench: throughput (MB/s) by clients' in html
+    rows = list(csv.reader(io.StringIO(render_pivot_csv(analysis))))
+    assert rows[0][:4] == ['benchmark', 'metric', 'unit', 'cell'] and [r[3] for r in rows[1:]] == ['a-simfs', 'b-ploop']
+    assert results_problems(_doc(sweep, {}, analysis)) == []
+
+
+def test_one_point_is_no_sweep(sweep):
+    assert [p for p in analyze(sweep[:1])['pivots'] if p['factor'] == 'clients'] == []
