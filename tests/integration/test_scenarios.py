@@ -96,8 +96,8 @@ def lab(tmp_path_factory):
         teardown_lab(env)
 
 
-def run_rendition(tmp_path, lab, matrix, extra=None):
-    env = ansible_env(tmp_path)
+def run_rendition(tmp_path, lab, matrix, extra=None, history=None):
+    env = ansible_env(tmp_path, **({'BENCHLAB_HISTORY_DB': str(history)} if history else {}))
     vars_file = tmp_path / 'vars.json'
     vars_file.write_text(json.dumps(dict(lab, bench_lab_matrix=smallest(renamed(matrix)), **(extra or {}))))
     proc = run([BIN / 'ansible-playbook', 'playbooks/lab_bench.yml', '-i', 'inventories/local',
@@ -193,13 +193,29 @@ def test_ploop_simfs(tmp_path, lab):
 
 
 def test_bonnie_drbd(tmp_path, lab):
-    _results, jsonl, _run_dir = run_rendition(tmp_path, lab, rendition('bonnie_drbd'), {'scen_drbd_generation': 'dio'})
-    assert per_cell(jsonl) == {'host-nodrbd': 1, 'host-drbd': 1, 'guest-nodrbd': 1, 'guest-drbd': 1}
-    for rec in jsonl:
-        assert rec['tool'] == 'bonnie++'
-        assert rec['labels']['drbd_gen'] == 'dio'
-        assert rec['labels']['node'] == ('host' if rec['labels']['cell'].startswith('host') else 'guest')
-        assert rec['metrics']['seq_output_block']['value'] is None or rec['metrics']['seq_output_block']['value'] > 0
+    """Both nodes with and without the layer, per-node baselines; then the same rendition as a second
+    "generation" into the same history, and compare.yml compares the two stored runs (reference 003)."""
+    db = tmp_path / 'history.sqlite'
+    ids = []
+    for gen in ('dio', 'buffered'):
+        (tmp_path / gen).mkdir()
+        _results, jsonl, run_dir = run_rendition(tmp_path / gen, lab, rendition('bonnie_drbd'),
+                                                 {'scen_drbd_generation': gen}, history=db)
+        ids.append(run_dir.name)
+        assert per_cell(jsonl) == {'host-nodrbd': 1, 'host-drbd': 1, 'guest-nodrbd': 1, 'guest-drbd': 1}
+        for rec in jsonl:
+            assert rec['tool'] == 'bonnie++'
+            assert rec['labels']['drbd_gen'] == gen
+            assert rec['labels']['node'] == ('host' if rec['labels']['cell'].startswith('host') else 'guest')
+            assert rec['metrics']['seq_output_block']['value'] is None or rec['metrics']['seq_output_block']['value'] > 0
+    proc = run([BIN / 'ansible-playbook', 'playbooks/compare.yml', '-e', 'history_db=%s' % db,
+                '-e', 'baseline=%s' % ids[0], '-e', 'candidate=%s' % ids[1], '-e', 'output_dir=%s' % (tmp_path / 'compare')],
+               ansible_env(tmp_path, BENCHLAB_HISTORY_DB=str(db)))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    out = tmp_path / 'compare' / ('compare-%s-vs-%s' % (ids[1], ids[0]))
+    report = (out / 'report.md').read_text()
+    for cell in ('host-nodrbd', 'host-drbd', 'guest-nodrbd', 'guest-drbd'):
+        assert '%s @ baseline' % cell in report and '%s @ candidate' % cell in report, cell
 
 
 def test_kvm_versions(tmp_path, lab):
