@@ -182,11 +182,17 @@ def test_rusage_agrees_with_gnu_time(env, tmp_path):
     sys.path.insert(0, str(REPO / '.collections'))
     from ansible_collections.benchlab.bench.plugins.module_utils.compress import write_text
     assert write_text(str(src), 4 * 1024 * 1024, 42) == rec['params']['input_sha256']
-    proc = subprocess.run(['/usr/bin/time', '-v', 'bzip2', '-9', '-c', str(src)], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, env=dict(os.environ, LC_ALL='C'), check=True)
-    gnu = parse_time(proc.stderr)[0]
-    assert gnu['exit_status'] == 0
-    assert rec['metrics']['user']['value'] == pytest.approx(gnu['user'], rel=0.35, abs=0.1)
+    # CPU time of one run moves with the machine's other load (cache, frequency): GNU time runs three
+    # times and the module's figure must sit within the spread of those, widened by a third.
+    users = []
+    for _ in range(3):
+        proc = subprocess.run(['/usr/bin/time', '-v', 'bzip2', '-9', '-c', str(src)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env=dict(os.environ, LC_ALL='C'), check=True)
+        gnu = parse_time(proc.stderr)[0]
+        assert gnu['exit_status'] == 0
+        users.append(gnu['user'])
+    user = rec['metrics']['user']['value']
+    assert min(users) * 0.65 - 0.05 <= user <= max(users) * 1.35 + 0.05, (user, users)
     src.unlink()
 
 
