@@ -185,7 +185,7 @@ def test_rusage_agrees_with_gnu_time(env, tmp_path):
     # CPU time of one run moves with the machine's other load (cache, frequency): GNU time runs three
     # times and the module's figure must sit within the spread of those, widened by a third.
     users = []
-    for _ in range(3):
+    for _round in range(3):
         proc = subprocess.run(['/usr/bin/time', '-v', 'bzip2', '-9', '-c', str(src)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, env=dict(os.environ, LC_ALL='C'), check=True)
         gnu = parse_time(proc.stderr)[0]
