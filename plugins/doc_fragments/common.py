@@ -35,6 +35,9 @@ options:
         guest's hypervisor host before this run.
       - V(concurrency) is set by the bench_run role when the matrix let that many hosts sharing a
         hypervisor, disk or link run at once on purpose; it is recorded, nothing else.
+      - V(start_at) (Unix time in seconds) makes the module wait until then, right before it measures,
+        so that runs on several hosts start together; the bench_run role sets it for the concurrent
+        pairs of an iperf run. How late the start was is recorded (C(params.guards.start_late_s)).
       - V(drbd) is set by the bench_run role on a DRBD host, the state of its resources right before
         this run (after it waited for UpToDate), recorded in C(params.guards.drbd); the analysis
         flags the cell (C(drbd_not_uptodate)) when a run started with a resource not UpToDate or

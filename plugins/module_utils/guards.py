@@ -14,6 +14,11 @@
 - warm-up: a run marked `warmup` is measured and stored but not counted by the analysis;
 - `hypervisor_caches_dropped`: set by the bench_run role when it dropped the caches of the guest's
   hypervisor host before the run (the module cannot reach that host itself).
+- `start_at`: a moment (Unix time, seconds) to start the measurement at, so that runs on several
+  hosts start together (the bench_run role sets it for the concurrent pairs of an iperf run): the
+  module sleeps until then, last of all, and records how late it was (``start_late_s``; a clock
+  behind or a start that came too late shows there, and the analysis checks that the pairs really
+  ran together, plugin_utils/measurements.py).
 - `drbd`: set by the bench_run role on a DRBD host: the state of its resources right before the run
   (after waiting for UpToDate), recorded as is; the analysis flags the run when one was not
   UpToDate or resyncing (plugin_utils/traps.py).
@@ -39,10 +44,12 @@ DEFAULTS = {
     'hypervisor_caches_dropped': None,
     'concurrency': None,
     'drbd': None,
+    'start_at': None,
 }
 _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct': (int, float), 'quiesce_wait_s': (int, float),
           'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
-          'concurrency': (int, type(None)), 'drbd': (list, type(None))}
+          'concurrency': (int, type(None)), 'drbd': (list, type(None)),
+          'start_at': (int, float, type(None))}
 
 
 _NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'concurrency')
@@ -61,7 +68,7 @@ def normalize(guards):
     for key, value in (guards or {}).items():
         if key not in DEFAULTS:
             raise GuardError('guards.%s: unknown guard (known: %s)' % (key, ', '.join(sorted(DEFAULTS))))
-        if isinstance(value, bool) and key in _NUMBERS:
+        if isinstance(value, bool) and key in _NUMBERS + ('start_at',):
             raise GuardError('guards.%s: expected a number, got %r' % (key, value))
         if not isinstance(value, _TYPES[key]):
             kind = {bool: 'true/false', (list, type(None)): 'a list of DRBD resource states'}.get(_TYPES[key], 'a number')
@@ -182,8 +189,12 @@ def other_cpu(before, after, own):
     return sorted(used, reverse=True)
 
 
+# A start this much after guards.start_at is a warning: the runs meant to start together did not.
+START_LATE_WARN_S = 0.5
+
+
 def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloadavg, cpus=None,
-                 competing=competing_processes):
+                 competing=competing_processes, clock=time.time):
     """Apply the guards before a measurement. Returns (params for the record, warnings)."""
     g = normalize(guards)
     cpus = cpus or os.cpu_count() or 1
@@ -222,6 +233,15 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
                             % (load1, g['max_load_per_cpu'], waited))
     if g['warmup']:
         warnings.append('warm-up run: stored, not counted in the statistics')
+    if g['start_at'] is not None:
+        ahead = g['start_at'] - clock()
+        if ahead > 0:
+            sleep(ahead)
+        late = max(0.0, clock() - g['start_at'])
+        record.update(start_at=g['start_at'], start_late_s=round(late, 3))
+        if late > START_LATE_WARN_S:
+            warnings.append('started %.1f s after the agreed start (guards.start_at): the runs meant to start '
+                            'together did not (a slow start of the others, or this host\'s clock)' % late)
     return record, warnings
 
 

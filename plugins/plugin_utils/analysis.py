@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
-from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import ADDITIVE_UNITS, duplicate_flag, measurements
+from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (
+    ADDITIVE_UNITS, TOGETHER_MIN, duplicate_flag, measurements, together)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import cell_flags, trap_rates, zero_elision_flag
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import NOT_TOGETHER, cell_flags, trap_rates, zero_elision_flag
 
 _ABSENT = object()
 # The labels a pivot or baseline_by may name besides the cells' own labels.
@@ -116,7 +117,8 @@ def _cell(b, c, gate):
     labels = dict((k, v) for k, v in (c['labels'] or {}).items() if k not in ('cell', 'benchmark'))
     metrics = {}
     for m in b['metrics']:
-        have = [r for r in recs if m in r['metrics']]
+        # a measurement whose concurrent runs did not run together has no value (not "too fast")
+        have = [r for r in recs if m in r['metrics'] and NOT_TOGETHER not in (r.get('flags') or ())]
         if not have:
             continue
         first = have[0]['metrics'][m]
@@ -383,25 +385,32 @@ def step_aggregates(bench, measured):
     step's sum of the charted metric over those cells (a rate or a count: only additive units), then
     mean and CI over the steps (n = steps, i.e. repetitions), next to the per-guest mean."""
     m = charted_metric(bench)
-    by_step = {}
+    by_step, step_recs = {}, {}
     for cell, recs in measured.items():
         for r in recs:
             step, value = r.get('step'), (r['metrics'].get(m) or {}).get('value')
             if isinstance(step, int) and not isinstance(step, bool) and value is not None:
                 by_step.setdefault(step, {})[cell] = (value, r['metrics'][m]['unit'])
-    groups = {}
+                step_recs.setdefault(step, []).append(r)
+    groups, apart = {}, {}
     for step in sorted(by_step):
         ran = by_step[step]
         units = set(u for _v, u in ran.values())
         if len(ran) > 1 and len(units) == 1 and units <= set(ADDITIVE_UNITS):
-            groups.setdefault(tuple(c['cell'] for c in bench['cells'] if c['cell'] in ran), []).append(ran)
+            cells = tuple(c['cell'] for c in bench['cells'] if c['cell'] in ran)
+            tog = together(step_recs[step])
+            if tog is not None and tog['fraction'] < TOGETHER_MIN:
+                apart[cells] = apart.get(cells, 0) + 1   # no concurrent figure: not summed
+                continue
+            groups.setdefault(cells, []).append(ran)
     out = []
     for cells, steps in groups.items():
         totals = [sum(v for v, _u in ran.values()) for ran in steps]
         sums = dict(summarize(totals), values=totals)
         per = summarize([v for ran in steps for v, _u in ran.values()])
         out.append(dict(benchmark=bench['name'], metric=m, unit=next(iter(steps[0].values()))[1], cells=list(cells),
-                        guests=len(cells), n=len(steps), aggregate=sums, per_guest=_brief(per)))
+                        guests=len(cells), n=len(steps), aggregate=sums, per_guest=_brief(per),
+                        not_together=apart.get(cells, 0)))
     return out
 
 

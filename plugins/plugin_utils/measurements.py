@@ -11,6 +11,9 @@ plan's run); several records of the same (benchmark, cell, test, repetition) are
   ``concurrent`` step, labelled ``pair``/``pairs``) are combined into their aggregate: rates and
   counts summed (throughput, IOPS, retransmits), latencies, jitter and loss the worst pair's; each
   pair's figures stay as ``workers.detail``;
+  only when they ran together (``together``): pairs that did not (a late start, a slow host) are no
+  concurrent figure, and their sum would be a wrong number: the measurement then has no value and
+  carries the trap code ``not_together`` (the pairs' own figures stay as detail);
 - any other duplicate (which should not happen) is counted once, as the mean of the records, and
   flagged ``duplicate_runs`` in the report rather than silently inflating n.
 
@@ -20,13 +23,51 @@ before.
 
 from __future__ import annotations
 
+import calendar
+import re
+
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
-from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import record_codes
+from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import NOT_TOGETHER, record_codes
 
 # Units whose values add up over workers running at once; the others (latency, %, time) do not.
 ADDITIVE_UNITS = ('MB/s', 'Mbit/s', 'ops/s', 'files/s', 'seeks/s', 'bytes', 'count')
 PAIR_LABELS = ('pair', 'client')
 DUPLICATE_KEY = 'duplicates'
+
+
+# Records meant to run at once are summed only when all of them ran for at least this fraction of
+# the longest one's time (from each record's started and duration_s).
+TOGETHER_MIN = 0.8
+_STARTED = re.compile(r'^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?Z$')
+
+
+def _start(rec):
+    """(seconds since the epoch, precision in seconds) of a record's started, or None."""
+    m = _STARTED.match(str(rec.get('started') or ''))
+    if not m:
+        return None
+    frac = m.group(7)
+    secs = calendar.timegm(tuple(int(x) for x in m.groups()[:6]) + (0, 0, 0))
+    return secs + (float(frac) if frac else 0.0), (10.0 ** -(len(frac) - 1) if frac else 1.0)
+
+
+def together(recs):
+    """How long records meant to run at once all ran together: {together_s, fraction, spread_s}:
+    the common time, as a fraction of the longest record's duration (started is truncated to its
+    precision, and a record from before millisecond times gets the benefit of that doubt), and how
+    far apart they started. None when a record has no started or duration_s."""
+    spans, precision = [], 0.0
+    for r in recs:
+        start, d = _start(r), r.get('duration_s')
+        if start is None or isinstance(d, bool) or not isinstance(d, (int, float)) or d <= 0:
+            return None
+        spans.append((start[0], start[0] + d))
+        precision = max(precision, start[1])
+    longest = max(end - begin for begin, end in spans)
+    common = min(end for _b, end in spans) - max(begin for begin, _e in spans)
+    best = max(0.0, min(longest, common + precision))
+    return {'together_s': round(max(common, 0.0), 3), 'fraction': round(best / longest, 3),
+            'spread_s': round(max(b for b, _e in spans) - min(b for b, _e in spans), 3)}
 
 
 def run_key(rec):
@@ -92,10 +133,21 @@ def combine_pairs(recs):
         detail.append({'name': 'pair %s' % lab.get('pair'),
                        'metrics': dict((k, v['value']) for k, v in sorted(r['metrics'].items())),
                        'labels': dict((k, lab[k]) for k in PAIR_LABELS if k in lab)})
-    out = dict(first, labels=labels, metrics=metrics, warnings=warnings, flags=_codes(recs))
+    flags = _codes(recs)
+    tog = together(recs) if len(recs) > 1 else None
+    if tog is not None and tog['fraction'] < TOGETHER_MIN:
+        # not a concurrent figure: no value rather than a wrong one (each pair's figures stay as detail)
+        metrics = dict((m, dict(v, value=None)) for m, v in metrics.items())
+        flags = sorted(set(flags) | {NOT_TOGETHER})
+        warnings.append('the %d pairs ran together for %.1f s, %.0f%% of their time (they started %.1f s apart): '
+                        'their sum is no concurrent figure and is left out' % (
+                            len(recs), tog['together_s'], 100 * tog['fraction'], tog['spread_s']))
+    out = dict(first, labels=labels, metrics=metrics, warnings=warnings, flags=flags)
     out['workers'] = {'count': len(recs), 'kind': 'concurrent pairs',
                       'aggregate': 'throughput and counts summed over the pairs; latency, jitter and loss the worst pair\'s',
                       'detail': detail}
+    if tog is not None:
+        out['workers']['together'] = tog
     if first.get('host'):
         out['hosts'] = sorted(set(r.get('host') for r in recs if r.get('host')))
     return out

@@ -305,7 +305,9 @@ def pivot_view(p):
 def step_line(st):
     """One aggregate of runs started together, as text."""
     return dict(benchmark=st['benchmark'], cells=' + '.join(st['cells']), guests=len(st['cells']),
-                aggregate='%s %s' % (fmt_stat(st['aggregate']), st['unit']),
+                aggregate='%s %s%s' % (fmt_stat(st['aggregate']), st['unit'],
+                                       ' (%d step(s) left out: the runs did not run together)' % st['not_together']
+                                       if st.get('not_together') else ''),
                 per_guest='%s %s' % (fmt_brief(st['per_guest']), st['unit']), metric=st['metric'])
 
 

@@ -21,8 +21,15 @@ from ansible_collections.benchlab.bench.plugins.module_utils.stats import compar
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
     BELOW_2X_RAM, NOT_QUIET, SOURCE_ON_TEST_STORAGE, ZERO_DATA, record_flags)
 
+# Found by the analysis on runs meant to run at once (plugin_utils/measurements.py).
+NOT_TOGETHER = 'not_together'
+
 # code -> (title, explanation: what it means and what to do about it)
 VOCABULARY = {
+    NOT_TOGETHER: ('did not run together', (
+        'Runs meant to run at once (concurrent iperf pairs, the runs of one step) did not overlap for most of '
+        'their time (records\' started and duration_s): their sum would be no concurrent figure, so it is left '
+        'out. Raise params.start_delay_s (iperf pairs) or give the tool a longer time.')),
     'faster_than_baseline': ('faster than its baseline', (
         'A cell measured faster than its baseline beyond noise. A layer (container, VM, DRBD) cannot make the '
         'disk faster: suspect zero-block skipping, write-back caching or caches that were not dropped. Mark the '
@@ -57,7 +64,7 @@ VOCABULARY = {
 }
 
 # Codes a single run (record) carries: the report shows the fraction of runs each one flagged.
-RUN_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE)
+RUN_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, NOT_TOGETHER)
 
 
 def title(code):
@@ -131,6 +138,8 @@ _RUN_MESSAGES = {
     NOT_QUIET: 'other processes used the CPU (or another benchmark ran) during %d of %d run(s)',
     SOURCE_ON_TEST_STORAGE: ('the source data was read from the storage under test in %d of %d run(s): set data_dir '
                              'to a tmpfs with room'),
+    NOT_TOGETHER: ('the concurrent pairs did not run together in %d of %d run(s): those runs have no value (the '
+                   'warnings say how far apart they started)'),
 }
 
 

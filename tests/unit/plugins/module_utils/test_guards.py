@@ -97,3 +97,31 @@ def test_competing_processes_finds_a_real_compressor():
     finally:
         proc.kill()
         proc.wait()
+
+
+class WallClock(Clock):
+    """Unix time for guards.start_at: starts at 1000.0."""
+    def __init__(self):
+        Clock.__init__(self)
+        self.t = 1000.0
+
+
+def test_start_at_waits_for_the_agreed_moment_and_records_how_late_it_was():
+    c = WallClock()
+    done, warnings = apply_guards({'quiesce': False, 'start_at': 1002.5}, sleep=c.sleep, now=c.now, clock=c.now)
+    assert c.slept == [2.5] and done['start_at'] == 1002.5 and done['start_late_s'] == 0.0 and warnings == []
+    # the agreed moment already passed (a slow start of this pair, or a clock behind): said, no sleep
+    c = WallClock()
+    done, warnings = apply_guards({'quiesce': False, 'start_at': 998.0}, sleep=c.sleep, now=c.now, clock=c.now)
+    assert c.slept == [] and done['start_late_s'] == 2.0
+    assert warnings == ["started 2.0 s after the agreed start (guards.start_at): the runs meant to start together "
+                        "did not (a slow start of the others, or this host's clock)"]
+    # the wait comes last, after the cool-down: nothing else runs between it and the tool
+    c = WallClock()
+    done, _w = apply_guards({'quiesce': False, 'cooldown_s': 1, 'start_at': 1003.0}, sleep=c.sleep, now=c.now, clock=c.now)
+    assert c.slept == [1, 2.0]
+    assert 'start_at' not in apply_guards({'quiesce': False}, sleep=c.sleep)[0]
+    with pytest.raises(GuardError, match=r'guards\.start_at: expected a number'):
+        normalize({'start_at': True})
+    with pytest.raises(GuardError, match=r'guards\.start_at: expected a number'):
+        normalize({'start_at': 'soon'})

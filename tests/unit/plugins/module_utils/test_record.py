@@ -68,7 +68,7 @@ def test_too_fast_metric_validates(good):
 
 
 def test_utc_now_matches_the_schema():
-    assert re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$', record.utc_now())
+    assert re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$', record.utc_now())
     rec = new_record('dd', 'write', {'bytes': metric(1, 'bytes')}, started=record.utc_now())
     assert validate_record(rec) == []
 

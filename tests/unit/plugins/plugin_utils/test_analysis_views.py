@@ -21,7 +21,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.stats import compar
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, baselines, ordered_cells
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
-    forest_bar, forest_kind, forest_scale, render_markdown, render_terminal)
+    forest_bar, forest_kind, forest_scale, render_markdown, render_terminal, step_line)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_pivot_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
@@ -280,6 +280,24 @@ def test_step_aggregates_sum_per_step_then_summarize(together):
         assert st['per_guest']['n'] == 6
     # without step ids there is nothing to aggregate
     assert analyze([dict((k, v) for k, v in r.items() if k != 'step') for r in together])['steps'] == []
+
+
+def test_a_step_whose_runs_did_not_run_together_is_not_summed(together):
+    """Runs of one step that started 5 s apart and ran 10 s each overlapped half their time: that step
+    is left out of the aggregate (counted in not_together), the others still sum; the report says so."""
+    recs = []
+    for r in together:
+        r = json.loads(json.dumps(r))
+        r['duration_s'] = 10.0
+        r['started'] = '2026-12-04T03:00:%02d.000Z' % (r['step'] * 2)
+        if r['step'] == 2 and r['host'] == 'g2':
+            r['started'] = '2026-12-04T03:00:09.000Z'   # 5 s after g1 of the same step
+        recs.append(r)
+    a = analyze(recs)
+    g12 = [s for s in a['steps'] if s['cells'] == ['g1', 'g2']][0]
+    assert (g12['n'], g12['not_together']) == (2, 1)
+    assert [s['not_together'] for s in a['steps'] if s['cells'] == ['g3', 'g4']] == [0]
+    assert '1 step(s) left out: the runs did not run together' in step_line(g12)['aggregate']
 
 
 def test_step_aggregate_with_distinct_values(together):

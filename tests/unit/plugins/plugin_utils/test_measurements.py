@@ -17,6 +17,9 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ana
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import measurements
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import resume_plan
 
 
@@ -210,3 +213,66 @@ def test_dbench_clients_and_sysbench_threads_say_their_aggregate(read_fixture):
     rec = sysbench_record(read_fixture('sysbench/sysbench-1.0.20-rndwr-2threads-4k-fsync10.txt'))
     assert validate_record(rec) == [] and rec['workers']['count'] == 2 and rec['workers']['kind'] == 'sysbench threads'
     assert 'workers' not in sysbench_record(read_fixture('sysbench/sysbench-1.0.20-rndrw.txt'))
+
+
+def _timed(rec, started, duration_s):
+    return dict(rec, started=started, duration_s=duration_s)
+
+
+def test_pairs_that_ran_together_are_summed_and_say_so(read_fixture):
+    """The agreed start (guards.start_at) makes the pairs start within milliseconds: summed."""
+    one = _timed(_pair_record(read_fixture, 1, 1), '2026-12-04T02:51:35.004Z', 3.05)
+    two = _timed(_pair_record(read_fixture, 2, 1, scale=0.5), '2026-12-04T02:51:35.011Z', 3.04)
+    (m,) = measurements([one, two])
+    assert m['metrics']['throughput']['value'] == pytest.approx(one['metrics']['throughput']['value'] * 1.5)
+    assert m['workers']['together'] == {'together_s': 3.04, 'fraction': 0.997, 'spread_s': 0.007}
+    assert 'not_together' not in m['flags']
+
+
+def test_pairs_that_did_not_run_together_have_no_sum_and_are_flagged(read_fixture):
+    """What the lab recorded before the agreed start: pairs of 2 s, started one after the other by
+    Ansible 1.6 s apart. Their sum is no concurrent figure: no value, the flag and the reason; each
+    pair's own figures stay as detail; the analysis counts the flagged run."""
+    one = _timed(_pair_record(read_fixture, 1, 1), '2026-12-03T21:13:01.700Z', 2.04)
+    two = _timed(_pair_record(read_fixture, 2, 1), '2026-12-03T21:13:00.100Z', 2.03)
+    (m,) = measurements([one, two])
+    assert m['metrics']['throughput']['value'] is None
+    assert 'not_together' in m['flags']
+    assert any('ran together for 0.4 s' in w and '1.6 s apart' in w for w in m['warnings']), m['warnings']
+    assert m['workers']['detail'][0]['metrics']['throughput'] == one['metrics']['throughput']['value']
+    res = analyze([one, two])
+    (cell,) = res['benchmarks'][0]['cells']
+    assert [f['code'] for f in cell['flags']] == ['not_together']
+    assert dict((t['code'], (t['flagged'], t['runs'])) for t in res['traps'])['not_together'] == (1, 1)
+    assert 'throughput' not in cell['metrics'] and cell['n'] == 1   # no value, and not "too fast"
+    # every renderer takes a cell without the value, and says why
+    meta = {'run_id': 'r1', 'name': 'm'}
+    for text in (render_markdown(res, meta), render_html(res, meta), render_terminal(res, meta=meta)):
+        assert 'not_together' in text or 'did not run together' in text
+    assert render_csv([one, two])
+
+
+def test_second_precision_starts_get_the_benefit_of_the_doubt(read_fixture):
+    """Records from before millisecond times: one second apart may have been 0.001 s apart."""
+    one = _timed(_pair_record(read_fixture, 1, 1), '2026-12-03T21:13:02Z', 2.04)
+    two = _timed(_pair_record(read_fixture, 2, 1), '2026-12-03T21:13:01Z', 2.03)
+    (m,) = measurements([one, two])
+    assert m['metrics']['throughput']['value'] is not None and 'not_together' not in m['flags']
+    far = _timed(_pair_record(read_fixture, 2, 1), '2026-12-03T21:12:59Z', 2.03)
+    (m,) = measurements([one, far])
+    assert m['metrics']['throughput']['value'] is None and 'not_together' in m['flags']
+
+
+def test_records_without_times_are_summed_as_before(pairs):
+    assert all('together' not in m['workers'] for m in measurements([dict(r, started=None) for r in pairs]))
+
+
+def test_together_is_pure_arithmetic():
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import together
+    recs = [{'started': '2026-01-01T00:00:00.000Z', 'duration_s': 10.0},
+            {'started': '2026-01-01T00:00:05.000Z', 'duration_s': 10.0}]
+    assert together(recs) == {'together_s': 5.0, 'fraction': 0.5, 'spread_s': 5.0}
+    recs[1]['started'] = '2026-01-01T00:00:11.000Z'
+    assert together(recs) == {'together_s': 0.0, 'fraction': 0.0, 'spread_s': 11.0}
+    assert together([{'started': 'yesterday', 'duration_s': 1}]) is None
+    assert together([{'started': '2026-01-01T00:00:00Z', 'duration_s': True}]) is None

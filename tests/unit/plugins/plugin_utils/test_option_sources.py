@@ -72,8 +72,8 @@ def test_schema_params_are_module_options_of_the_same_type(tool, monkeypatch):
     checked = 0
     for name, prop in props.items():
         option = renames.get(name, name)
-        if tool == 'iperf' and name in ('server_host', 'server_address', 'concurrent'):
-            continue  # iperf.yml's own: where the server runs, and the pairs started together
+        if tool == 'iperf' and name in ('server_host', 'server_address', 'concurrent', 'start_delay_s'):
+            continue  # iperf.yml's own: where the server runs, and the pairs started together (and when)
         assert option in spec, '%s: matrix param %s is no option of the module' % (tool, name)
         kinds = schema_types(prop)
         assert kinds, '%s.%s: the schema gives no type' % (tool, name)
