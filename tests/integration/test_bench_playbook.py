@@ -123,6 +123,11 @@ def test_workers_are_one_measurement_and_n_is_repetitions(tmp_path, env):
     assert all(r['params']['job_file'] == str(job) for r in fio)
     pairs = [r for r in jsonl if r['tool'] == 'iperf3']
     assert sorted((r['labels']['pair'], r['repetition']) for r in pairs) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    # the pairs of a repetition waited for one agreed moment and started on it (guards.start_at)
+    for rep in (1, 2):
+        guards = [r['params']['guards'] for r in pairs if r['repetition'] == rep]
+        assert len(set(g['start_at'] for g in guards)) == 1, guards
+        assert all(g['start_late_s'] < 0.5 for g in guards), guards
     for rec in jsonl:
         assert validate_record({k: v for k, v in rec.items() if k not in ('host', 'cell_key')}) == []
     tables = {b['name']: b for b in results['analysis']['benchmarks']}
@@ -134,7 +139,8 @@ def test_workers_are_one_measurement_and_n_is_repetitions(tmp_path, env):
     # the network figure is the step's: the sum of both pairs' throughputs, per repetition
     sums = [sum(r['metrics']['throughput']['value'] for r in pairs if r['repetition'] == rep) for rep in (1, 2)]
     net = tables['net']['cells'][0]['metrics']['throughput']
-    assert net['values'] == [pytest.approx(s) for s in sums]
+    assert net['values'] == [pytest.approx(s) for s in sums]   # they ran together: summed, not flagged
+    assert 'not_together' not in [f['code'] for f in tables['net']['cells'][0]['flags']]
     report = (run_dir / 'report.md').read_text()
     assert '(8)' not in report and '(4)' not in report
     assert sorted(scratch() - before) == []

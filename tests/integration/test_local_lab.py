@@ -181,6 +181,9 @@ def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_pa
     pairs = sorted((r['labels'].get('pair'), r['labels'].get('pairs'), r['labels'].get('client'))
                    for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2')
     assert pairs == [(1, 2, None), (2, 2, G1)]
+    # the two pairs (clients on two guests) started together on the agreed moment
+    starts = [r['params']['guards'] for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2']
+    assert len(set(g['start_at'] for g in starts)) == 1 and all(g['start_late_s'] < 0.5 for g in starts), starts
     assert not any(r['labels']['cell'] == 'boom' for r in jsonl)
     # nothing of the lab is left: containers, links, routes, loop devices, mounts, processes, files;
     # the container with the lab's names that benchlab did not make is still there, reported as not ours
