@@ -39,6 +39,10 @@ options:
         this run (after it waited for UpToDate), recorded in C(params.guards.drbd); the analysis
         flags the cell (C(drbd_not_uptodate)) when a run started with a resource not UpToDate or
         resyncing.
+      - V(processes) names the processes that count as another benchmark for V(quiesce) (besides
+        C(stress) and C(stress-ng), always counted): every benchmark's own, from the collection's
+        tool table. The collection's action plugin sets it on every call of a benchmark module that
+        does not set it itself (not recorded).
     type: dict
     default: {}
   run_id:

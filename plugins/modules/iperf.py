@@ -220,7 +220,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import new_dry_run
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, start_measurement, version_tuple
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_processes
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_names, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
     IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json, server_argv, version_from_output)
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf_server import (
@@ -242,10 +242,11 @@ def tool_version(module, path):
     return version_from_output((res.stdout or '') + '\n' + (res.stderr or ''))
 
 
-def competing_except_own_server(port):
-    """Competing benchmark processes, leaving out the iperf server of this very test (this port)."""
+def competing_except_own_server(port, guards):
+    """Competing benchmark processes (the names of competing_names(guards)), leaving out the iperf
+    server of this very test (this port)."""
     def competing():
-        return [(pid, name) for pid, name in competing_processes()
+        return [(pid, name) for pid, name in competing_processes(names=competing_names(guards))
                 if not (is_iperf_server(pid) and str(port) in proc_cmdline(pid))]
     return competing
 
@@ -397,7 +398,7 @@ def client_main(module, p):
             if err:
                 module.fail_json(msg=err, **result)
             result['pid'] = proc.pid
-        start_measurement(module, params, warnings, competing=competing_except_own_server(port))
+        start_measurement(module, params, warnings, competing=competing_except_own_server(port, module.params['guards']))
         records = measure_client(module, p, argv, version, tv, params, warnings, result)
         result.update(bench_result=records[0], bench_results=records)
     finally:
