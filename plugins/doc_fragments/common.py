@@ -42,6 +42,10 @@ options:
         this run (after it waited for UpToDate), recorded in C(params.guards.drbd); the analysis
         flags the cell (C(drbd_not_uptodate)) when a run started with a resource not UpToDate or
         resyncing.
+      - V(processes) names the processes that count as another benchmark for V(quiesce), besides
+        C(stress) and C(stress-ng) (always counted). The collection's action plugin sets it to every
+        benchmark's own process names (the collection's tool table) on each call of a benchmark
+        module that does not set it itself; it is not recorded.
     type: dict
     default: {}
   run_id:

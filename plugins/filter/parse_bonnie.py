@@ -55,13 +55,12 @@ _value:
   elements: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import BonnieParseError, bonnie_records
-from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_tool
+from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL, BonnieParseError, bonnie_records
 from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_bonnie(text, labels=None):
-    return parse_with('parse_bonnie', record_tool('bonnie'), bonnie_records, BonnieParseError, text, labels=labels)
+    return parse_with('parse_bonnie', TOOL, bonnie_records, BonnieParseError, text, labels=labels)
 
 
 class FilterModule(object):

@@ -56,13 +56,12 @@ _value:
   type: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import SysbenchParseError, sysbench_record
-from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_tool
+from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import TOOL, SysbenchParseError, sysbench_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
 
 
 def parse_sysbench(text, test=None, labels=None):
-    return parse_with('parse_sysbench', record_tool('sysbench_fileio'), sysbench_record, SysbenchParseError, text, test=test, labels=labels)
+    return parse_with('parse_sysbench', TOOL, sysbench_record, SysbenchParseError, text, test=test, labels=labels)
 
 
 class FilterModule(object):

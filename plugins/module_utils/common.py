@@ -11,7 +11,7 @@ the run skeleton: module_utils/benchrun.py.
 import os
 import re
 
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards, competing_processes
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 
@@ -30,7 +30,7 @@ def start_measurement(module, params, warnings, competing=None):
     was done in params['guards'] and adds a warning for each problem. Fails on a bad guards option.
     `competing` replaces the scan for competing benchmark processes (iperf leaves out its own server)."""
     try:
-        done, notes = apply_guards(module.params.get('guards'), competing=competing or competing_processes)
+        done, notes = apply_guards(module.params.get('guards'), competing=competing)
     except GuardError as e:
         module.fail_json(msg=str(e))
     params['guards'] = done

@@ -25,14 +25,15 @@
 What was done is returned for the record's ``params.guards``; what went wrong becomes a warning.
 """
 
+import functools
 import os
 import time
 
-from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import process_names
-
-# Processes whose presence means another benchmark (or a compressor) competes for the machine:
-# every benchmark's own (module_utils/toolnames.py), and the usual load generators.
-BENCH_PROCESSES = process_names() + ('stress', 'stress-ng')
+# Processes whose presence means another benchmark (or a compressor) competes for the machine: the
+# controller names every benchmark's own in guards.processes (the tool table, the matrix schema's
+# x-benchlab entries: plugin_utils/toolinfo.py; the action plugin every module runs through adds
+# them). Without that option only the usual load generators are known here.
+LOAD_GENERATORS = ('stress', 'stress-ng')
 
 DEFAULTS = {
     'quiesce': True,
@@ -45,13 +46,15 @@ DEFAULTS = {
     'concurrency': None,
     'drbd': None,
     'start_at': None,
+    'processes': None,
 }
 _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct': (int, float), 'quiesce_wait_s': (int, float),
           'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
           'concurrency': (int, type(None)), 'drbd': (list, type(None)),
-          'start_at': (int, float, type(None))}
+          'start_at': (int, float, type(None)), 'processes': (list, type(None))}
 
 
+_LISTS = {'drbd': 'a list of DRBD resource states', 'processes': 'a list of process names'}
 _NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'concurrency')
 # /proc/<pid>/stat flags: a kernel thread (it works for whoever asked, such as writeback for our
 # own writes; not "other load")
@@ -71,8 +74,10 @@ def normalize(guards):
         if isinstance(value, bool) and key in _NUMBERS + ('start_at',):
             raise GuardError('guards.%s: expected a number, got %r' % (key, value))
         if not isinstance(value, _TYPES[key]):
-            kind = {bool: 'true/false', (list, type(None)): 'a list of DRBD resource states'}.get(_TYPES[key], 'a number')
+            kind = 'true/false' if _TYPES[key] is bool else _LISTS.get(key, 'a number')
             raise GuardError('guards.%s: expected %s, got %r' % (key, kind, value))
+        if key == 'processes' and value is not None and not all(isinstance(n, str) and n for n in value):
+            raise GuardError('guards.processes: expected %s, got %r' % (_LISTS[key], value))
         if key in _NUMBERS[:-1] and value < 0:
             raise GuardError('guards.%s: must not be negative, got %r' % (key, value))
         if key == 'concurrency' and value is not None and value < 1:
@@ -81,8 +86,16 @@ def normalize(guards):
     return out
 
 
-def competing_processes(proc='/proc', own_pid=None):
-    """[(pid, name)] of benchmark processes running now, other than `own_pid` and its children."""
+def competing_names(guards):
+    """The process names that mean a competing benchmark: guards.processes (from the controller),
+    and the usual load generators."""
+    names = list((guards or {}).get('processes') or ())
+    return tuple(names + [n for n in LOAD_GENERATORS if n not in names])
+
+
+def competing_processes(proc='/proc', own_pid=None, names=LOAD_GENERATORS):
+    """[(pid, name)] of processes named one of `names` running now, other than `own_pid` and its
+    children."""
     own_pid = own_pid or os.getpid()
     found = []
     try:
@@ -95,7 +108,7 @@ def competing_processes(proc='/proc', own_pid=None):
         try:
             with open(os.path.join(proc, entry, 'comm')) as f:
                 name = f.read().strip()
-            if name not in BENCH_PROCESSES:
+            if name not in names:
                 continue
             with open(os.path.join(proc, entry, 'stat')) as f:
                 ppid = int(f.read().rsplit(')', 1)[1].split()[1])
@@ -194,9 +207,12 @@ START_LATE_WARN_S = 0.5
 
 
 def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloadavg, cpus=None,
-                 competing=competing_processes, clock=time.time):
-    """Apply the guards before a measurement. Returns (params for the record, warnings)."""
+                 competing=None, clock=time.time):
+    """Apply the guards before a measurement. Returns (params for the record, warnings). `competing`
+    (no arguments -> [(pid, name)]) replaces the scan for the processes competing_names names."""
     g = normalize(guards)
+    if competing is None:
+        competing = functools.partial(competing_processes, names=competing_names(g))
     cpus = cpus or os.cpu_count() or 1
     warnings = []
     record = {'quiesce': g['quiesce'], 'cooldown_s': g['cooldown_s'], 'warmup': g['warmup'],

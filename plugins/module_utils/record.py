@@ -15,11 +15,14 @@ import json
 import os
 import re
 
-from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_names
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'record-v1.json')
+# The tool table (each matrix tool's x-benchlab entry, plugin_utils/toolinfo.py): read as data by the
+# controller-side validation here; a target has no such file and never validates.
+MATRIX_SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                  'plugin_utils', 'schemas', 'matrix-v1.json')
 RAW_TAIL_LINES = 15
 
 
@@ -73,14 +76,23 @@ def new_record(tool, test, metrics, tool_version=None, labels=None, params=None,
     return rec
 
 
-def load_schema(path=SCHEMA_FILE):
-    """The record schema, its ``tool`` an enum of the record names of module_utils/toolnames.py
-    (the one registry of the tools: a new benchmark does not edit the schema file)."""
+def table_record_names(path=MATRIX_SCHEMA_FILE):
+    """The tool names records may carry: the ``records`` of every matrix tool's x-benchlab entry, in
+    the order of the matrix schema's tool enum (plugin_utils/toolinfo.py checks the entries)."""
+    with open(path) as f:
+        defs = json.load(f)['$defs']
+    return [name for tool in defs['benchmark']['properties']['tool']['enum']
+            for name in defs['%s_params' % tool]['x-benchlab']['records']]
+
+
+def load_schema(path=SCHEMA_FILE, tool_names=None):
+    """The record schema, its ``tool`` an enum of `tool_names` (default: table_record_names(), the
+    tool table in the matrix schema: a new benchmark does not edit the record schema)."""
     with open(path) as f:
         schema = json.load(f)
     tool = schema.get('properties', {}).get('tool')
     if tool is not None and 'enum' not in tool:
-        tool['enum'] = record_names()
+        tool['enum'] = list(tool_names if tool_names is not None else table_record_names())
     return schema
 
 

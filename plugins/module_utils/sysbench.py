@@ -36,9 +36,9 @@ import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
-from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_tool
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA
 
+TOOL = 'sysbench'   # the name its records carry (the matrix's tool is sysbench_fileio: its x-benchlab records)
 MIB = 1024.0 * 1024.0
 
 MODES = ('seqwr', 'seqrewr', 'seqrd', 'rndrd', 'rndwr', 'rndrw')
@@ -258,7 +258,7 @@ def sysbench_record(text, test=None, tool_version=None, labels=None, params=None
     if (parsed['threads'] or 1) > 1:    # sysbench's figures are totals over its threads
         workers = {'count': parsed['threads'], 'kind': 'sysbench threads',
                    'aggregate': 'sysbench totals: operations and throughput of all threads; latency over all requests'}
-    return new_record(record_tool('sysbench_fileio'), test or parsed['mode'] or 'fileio', metrics,
+    return new_record(TOOL, test or parsed['mode'] or 'fileio', metrics,
                       tool_version=tool_version or parsed['version'], labels=labels, params=params,
                       warnings=warnings, raw_tail=tail(text, 15), workers=workers,
                       flags=list(extra.pop('flags', None) or []) + [ZERO_DATA], **extra)

@@ -159,13 +159,12 @@ import stat
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
+from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL, bonnie_records
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, mem_total_bytes
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
-from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_tool
 
 MIB = 1024 * 1024
 DEFAULT_USER = 'benchlab'
@@ -335,7 +334,7 @@ def main():
         module.fail_json(msg="files: %r is not a file count or bonnie++'s number:max:min:dirs form "
                              "(e.g. 16 or 64:4096:1024:16)" % p['files'])
     size_mib, ram_mib, r_mib, warnings = sizes(module, p, path, files)
-    with BenchRun(module, 'bonnie', what=record_tool('bonnie')) as br:
+    with BenchRun(module, 'bonnie', what=TOOL) as br:
         br.warnings.extend(warnings)
         if 0 < size_mib < 2 * ram_mib:
             br.flag(BELOW_2X_RAM)

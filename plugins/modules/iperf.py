@@ -218,16 +218,16 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import new_dry_run
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, start_measurement, version_tuple
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_processes
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, new_dry_run
+from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, version_tuple
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_names, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
     IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json, server_argv, version_from_output)
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf_server import (
     is_iperf_server, kill_server, server_output, start_server)
 from ansible_collections.benchlab.bench.plugins.module_utils.procfs import proc_cmdline
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run, tail
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import run, tail
 
 WILDCARDS = ('', '0.0.0.0', '::', '[::]', '*')
 LOOPBACK_PREFIXES = ('127.', '::1', 'localhost')
@@ -242,17 +242,13 @@ def tool_version(module, path):
     return version_from_output((res.stdout or '') + '\n' + (res.stderr or ''))
 
 
-def competing_except_own_server(port):
-    """Competing benchmark processes, leaving out the iperf server of this very test (this port)."""
+def competing_except_own_server(port, guards):
+    """Competing benchmark processes (the names of competing_names(guards)), leaving out the iperf
+    server of this very test (this port)."""
     def competing():
-        return [(pid, name) for pid, name in competing_processes()
+        return [(pid, name) for pid, name in competing_processes(names=competing_names(guards))
                 if not (is_iperf_server(pid) and str(port) in proc_cmdline(pid))]
     return competing
-
-
-def _ctx(result):
-    """The result keys to attach to a failure (runner.fail sets cmd itself)."""
-    return dict((k, v) for k, v in result.items() if k not in ('cmd', 'changed'))
 
 
 def default_port(p):
@@ -328,28 +324,23 @@ def check_client(module, p):
             module.fail_json(msg='%s must be at least 1, got %s' % (key, p[key]))
 
 
-def measure_client(module, p, argv, version, tv, params, warnings, result):
-    """Run the client once; fail with iperf's own error, else return its records."""
+def measure_client(br, argv, version, records_args):
+    """Run the client once; fail with iperf's own error, else return its records. The client runs
+    through runner.run, not br.run: no quiet verdict over the run is taken for iperf (its peer, an
+    iperf server of this host started by an earlier task, would read as other load), as before."""
     started = utc_now()
-    res = run(module, argv)
-    if version == 3:
-        if not res.ok or '"error"' in (res.stdout or ''):
-            msg = None
-            try:
-                parse_iperf3_json(res.stdout or '')
-            except IperfParseError as e:
-                msg = str(e)
-            fail(module, 'iperf3', res, extra=msg, **_ctx(result))
-    elif not res.ok:
-        fail(module, 'iperf', res, extra='; '.join(error_lines(res.stderr, res.stdout)) or None, **_ctx(result))
-    records = None
-    try:
-        records = iperf_records(res.stdout, res.stderr, tool_version=tv, labels=p['labels'], params=params,
-                                warnings=warnings, reverse=p['reverse'], cmd=argv, started=started,
-                                duration_s=res.duration_s)
-    except IperfParseError as e:
-        fail(module, 'iperf3' if version == 3 else 'iperf', res, extra=str(e), **_ctx(result))
-    return records
+    res = run(br.module, argv)
+    if version == 3 and (not res.ok or '"error"' in (res.stdout or '')):
+        msg = None
+        try:
+            parse_iperf3_json(res.stdout or '')
+        except IperfParseError as e:
+            msg = str(e)
+        br.fail(br.what, res, extra=msg)
+    elif version == 2 and not res.ok:
+        br.fail(br.what, res, extra='; '.join(error_lines(res.stderr, res.stdout)) or None)
+    return br.parse(br.what, res, iperf_records, res.stdout, res.stderr, started=started, duration_s=res.duration_s,
+                    cmd=argv, **records_args)
 
 
 def stop_spawned_server(proc, p, version, result):
@@ -365,45 +356,56 @@ def stop_spawned_server(proc, p, version, result):
     proc.wait()
 
 
-def client_main(module, p):
-    check_client(module, p)
-    version = p['version']
-    path = binary(module, version)
+def client_argvs(p, path):
+    """(port, client argv, server argv, bind) of a client run with the binary at `path`."""
     port = default_port(p)
-    argv = client_argv(path, version, p['server'], port, time_s=p['time'], reverse=p['reverse'],
+    argv = client_argv(path, p['version'], p['server'], port, time_s=p['time'], reverse=p['reverse'],
                        parallel=p['parallel'], window=p['window'], udp=p['udp'], bandwidth=p['bandwidth'])
     bind = p['bind'] or p['server']
     timeout = p['server_timeout'] or p['time'] + 30
-    sargv = server_argv(path, version, bind, port, udp=p['udp'], window=p['window'], server_timeout=timeout)
-    result = dict(changed=False, cmd=argv)
-    if p['spawn_server']:
-        check_bind(module, bind)
-        result['server_cmd'] = sargv
-    if module.check_mode:
-        dry = dict(new_dry_run('iperf'), argv=argv)
-        if p['spawn_server']:
-            dry['argvs'] = [sargv, argv]
-        module.exit_json(bench_dry_run=dry, **result)
+    sargv = server_argv(path, p['version'], bind, port, udp=p['udp'], window=p['window'], server_timeout=timeout)
+    return port, argv, sargv, bind
 
-    tv = tool_version(module, path)
-    if version == 2 and p['reverse'] and version_tuple(tv) and version_tuple(tv) < (2, 1):
-        module.fail_json(msg='iperf %s has no -R (reverse): run the client on the other host instead '
-                             '(swap the server and client hosts)' % tv, **result)
-    params, warnings = client_params(p, port, version), client_warnings(p)
-    proc = None
-    try:
+
+def checked_version(br, path, p):
+    """The client's version (iperf -v); iperf 2 before 2.1 has no -R: refused."""
+    tv = tool_version(br.module, path)
+    if p['version'] == 2 and p['reverse'] and version_tuple(tv) and version_tuple(tv) < (2, 1):
+        br.module.fail_json(msg='iperf %s has no -R (reverse): run the client on the other host instead '
+                                '(swap the server and client hosts)' % tv, **br.result)
+    return tv
+
+
+def client_main(module, p):
+    """One client run over the BenchRun skeleton (module_utils/benchrun.py): dry run, guards,
+    parse-or-fail, trap codes; a server it spawned is stopped whatever happens (also on a stop
+    signal)."""
+    check_client(module, p)
+    version = p['version']
+    path = binary(module, version)
+    port, argv, sargv, bind = client_argvs(p, path)
+    with BenchRun(module, 'iperf', what='iperf3' if version == 3 else 'iperf') as br:
+        br.result['cmd'] = argv
         if p['spawn_server']:
-            proc, err = start_server(sargv, port, udp_socket=version == 2 and p['udp'])
-            if err:
-                module.fail_json(msg=err, **result)
-            result['pid'] = proc.pid
-        start_measurement(module, params, warnings, competing=competing_except_own_server(port))
-        records = measure_client(module, p, argv, version, tv, params, warnings, result)
-        result.update(bench_result=records[0], bench_results=records)
-    finally:
-        if proc is not None:
-            stop_spawned_server(proc, p, version, result)
-    module.exit_json(**result)
+            check_bind(module, bind)
+            br.result['server_cmd'] = sargv
+        br.dry_run(argv, argvs=[sargv, argv] if p['spawn_server'] else None)
+        tv = checked_version(br, path, p)
+        params, warnings = client_params(p, port, version), client_warnings(p)
+        records_args = dict(tool_version=tv, labels=p['labels'], params=params, warnings=warnings, reverse=p['reverse'])
+        proc = None
+        try:
+            if p['spawn_server']:
+                proc, err = start_server(sargv, port, udp_socket=version == 2 and p['udp'])
+                if err:
+                    module.fail_json(msg=err, **br.result)
+                br.result['pid'] = proc.pid
+            br.measure(params, warnings, competing=competing_except_own_server(port, p['guards']))
+            records = measure_client(br, argv, version, records_args)
+        finally:
+            if proc is not None:
+                stop_spawned_server(proc, p, version, br.result)
+        br.exit(bench_result=records[0], bench_results=records)
 
 
 def main():

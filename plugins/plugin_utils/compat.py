@@ -11,6 +11,10 @@ module of the collection runs through, turns that into one message naming the ho
 and what to install or which core to use. It costs nothing when the module runs: the target's
 Python is asked for its version (one command) only after a module produced no result at all, and
 for async tasks once they are started (the failure would otherwise surface in async_status).
+
+A benchmark module also gets the names of every benchmark's processes in its guards option here
+(benchmark_args): the quiesce guard counts them as competing, and the target cannot read the tool
+table (plugin_utils/toolinfo.py) itself.
 """
 
 from __future__ import annotations
@@ -80,11 +84,23 @@ def target_python_problem(host, interpreter, version, core=None):
     return None
 
 
+def benchmark_args(module, args):
+    """A benchmark module's args with the process names its quiesce guard counts as competing
+    (guards.processes, plugin_utils/toolinfo.py): a target knows no other tool's names. Any other
+    module's args unchanged."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import table, with_processes
+    prefix, _dot, name = (module or '').rpartition('.')
+    if prefix not in ('benchlab.bench', '') or name not in table() or not isinstance(args, dict):
+        return args
+    return dict(args, guards=with_processes(args.get('guards')))
+
+
 class TargetModuleAction(NormalAction):
     """ansible.builtin.normal (what runs a module that has no action plugin), plus the check of the
     target's Python when the module could not start (see the module docstring)."""
 
     def run(self, tmp=None, task_vars=None):
+        self._task.args = benchmark_args(self._task.resolved_action or self._task.action, self._task.args)
         result = super(TargetModuleAction, self).run(tmp, task_vars)
         return self._target_python_check(result, task_vars)
 

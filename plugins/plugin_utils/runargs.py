@@ -17,6 +17,8 @@ import functools
 import json
 import os
 
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import with_processes
+
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'matrix-v1.json')
 MODULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules')
 
@@ -81,4 +83,5 @@ def module_args(run, shared):
     the module_defaults of the benchlab.bench.benchmarks group, given to this task)."""
     args = tool_args(run)
     args.update((k, v) for k, v in (shared or {}).items() if v is not None)
+    args['guards'] = with_processes(args.get('guards'))   # the process names the target cannot know
     return args

@@ -29,7 +29,7 @@ _validators = {}
 def load_schema(path):
     """The parsed schema file (read once)."""
     if path not in _schemas and path == RECORD_SCHEMA_FILE:
-        _schemas[path] = load_record_schema()     # its tool names come from module_utils/toolnames.py
+        _schemas[path] = load_record_schema()     # its tool names: the tool table (toolinfo.py)
     elif path not in _schemas:
         with open(path, encoding='utf-8') as f:
             _schemas[path] = json.load(f)

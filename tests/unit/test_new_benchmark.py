@@ -2,17 +2,18 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a new benchmark touches (docs/development.md, "Adding a benchmark"): every matrix tool has
-what each of those places needs, and a failure names the file to edit. The places that are not the
-four (parser, module, schema entry, task file) are the ones Ansible or the hosts' package managers
-read: meta/runtime.yml and the install lists."""
+what each of those places needs, and a failure names the file to edit. Four files carry a benchmark
+(parser, module, schema entry with its tool-table line, task file); the fifth, meta/runtime.yml, is
+read by Ansible itself, by name (its action group and its action plugin)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils import toolnames
+from ansible_collections.benchlab.bench.plugins.plugin_utils import toolinfo
 
 REPO = Path(__file__).resolve().parents[2]
 MATRIX = json.loads((REPO / 'plugins/plugin_utils/schemas/matrix-v1.json').read_text())
@@ -23,7 +24,7 @@ INSTALL_NAMES = ARGSPEC['argument_specs']['main']['options']['bench_tools_tools'
 
 @pytest.mark.parametrize('tool', TOOLS)
 def test_the_four_places(tool):
-    """The parser, the module, the schema entry and the task file."""
+    """The parser, the module, the schema entry (with its line of the tool table) and the task file."""
     assert (REPO / 'plugins/module_utils' / (tool + '.py')).is_file() or tool == 'sysbench_fileio', \
         'plugins/module_utils/%s.py (the parser) is missing' % tool
     assert (REPO / 'plugins/modules' / (tool + '.py')).is_file(), 'plugins/modules/%s.py is missing' % tool
@@ -31,6 +32,8 @@ def test_the_four_places(tool):
         'plugins/plugin_utils/schemas/matrix-v1.json has no $defs/%s_params' % tool
     branches = [b['if']['properties']['tool']['const'] for b in MATRIX['$defs']['benchmark']['allOf']]
     assert tool in branches, 'plugins/plugin_utils/schemas/matrix-v1.json: benchmark.allOf has no branch for %s' % tool
+    problems = toolinfo.entry_problems(tool, MATRIX['$defs']['%s_params' % tool].get(toolinfo.KEY))
+    assert not problems, problems
     assert (REPO / 'roles/bench_run/tasks' / (tool + '.yml')).is_file(), 'roles/bench_run/tasks/%s.yml is missing' % tool
 
 
@@ -46,24 +49,26 @@ def test_runtime_yml_names_every_benchmark(tool):
 
 
 @pytest.mark.parametrize('tool', TOOLS)
-def test_every_benchmark_can_be_installed(tool):
-    """bench_tools names a tool by its matrix name or its record name (sysbench, iperf3)."""
-    names = {tool} | set(toolnames.RECORD_TOOLS.get(tool, ()))
-    assert names & set(INSTALL_NAMES['choices']), (
-        'roles/bench_tools: add %s to bench_tools_tools (choices and default) in meta/argument_specs.yml and its '
-        'packages to vars/*.yml, then run tests/utils/role_readme.py' % tool)
-
-
-def test_install_lists_agree():
-    choices = INSTALL_NAMES['choices']
-    assert sorted(INSTALL_NAMES['default']) == sorted(choices), 'roles/bench_tools/meta/argument_specs.yml: default != choices'
+def test_every_benchmark_can_be_installed_on_every_platform_of_the_role(tool):
+    """Each platform file of roles/bench_tools takes its packages from the tool table by its keys; a
+    tool's install entry answers for each (a package list, or null: none there)."""
     for vars_file in sorted((REPO / 'roles/bench_tools/vars').glob('*.yml')):
-        keys = yaml.safe_load(vars_file.read_text())['__bench_tools_package_map']
-        assert sorted(keys) == sorted(choices), 'roles/bench_tools/vars/%s: one key per bench_tools_tools choice' % vars_file.name
+        keys = [vars_file.stem, vars_file.stem.split('-')[0]] if '-' in vars_file.stem else [vars_file.stem]
+        for name, spec in MATRIX['$defs']['%s_params' % tool][toolinfo.KEY]['install'].items():
+            assert set(keys) & set(spec['packages']), (
+                'plugins/plugin_utils/schemas/matrix-v1.json $defs.%s_params.x-benchlab.install.%s.packages: '
+                'no entry for %s (roles/bench_tools/vars/%s)' % (tool, name, ' or '.join(keys), vars_file.name))
+
+
+def test_no_install_list_names_the_tools():
+    """The role and bench.yml take the tools from the table: no list of names to extend."""
+    assert 'choices' not in INSTALL_NAMES and 'default' not in INSTALL_NAMES, \
+        'roles/bench_tools/meta/argument_specs.yml: bench_tools_tools is checked against the tool table (tasks/resolve.yml)'
+    defaults = yaml.safe_load((REPO / 'roles/bench_tools/defaults/main.yml').read_text())
+    assert defaults['bench_tools_tools'] == "{{ [] | benchlab.bench.tool_install('programs') | list }}"
     play = yaml.safe_load((REPO / 'playbooks/bench.yml').read_text())
     programs = [p['vars']['__bench_install_programs'] for p in play if '__bench_install_programs' in p.get('vars', {})]
-    assert len(programs) == 1 and sorted(programs[0]) == sorted(choices), \
-        'playbooks/bench.yml: __bench_install_programs needs the programs of every bench_tools_tools choice'
+    assert programs == ["{{ [] | benchlab.bench.tool_install('programs') }}"]
 
 
 # -- a throwaway benchmark, in a copy of the collection ---------------------------------------------
@@ -127,18 +132,66 @@ FAKE_TASKS = '''---
 FAKE_CHECK = r'''
 import sys
 from ansible_collections.benchlab.bench.plugins.module_utils import guards, record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import matrix, runargs
+from ansible_collections.benchlab.bench.plugins.plugin_utils import compat, matrix, runargs, toolinfo
+from ansible_collections.benchlab.bench.plugins.filter.tool_install import tool_install
 assert 'sleepbench' in runargs.MODULES
 rec = record.new_record('sleepbench', 'sleep', {'duration': record.metric(1.0, 's', 'lower')})
 assert record.validate_record(rec) == [], record.validate_record(rec)
-assert 'sleepbenchd' in guards.BENCH_PROCESSES
+# the quiesce guard of every benchmark module call counts its process (the controller passes the names)
+assert 'sleepbenchd' in compat.benchmark_args('benchlab.bench.fio', {})['guards']['processes']
+assert 'sleepbenchd' in compat.benchmark_args('benchlab.bench.sleepbench', {})['guards']['processes']
+assert 'sleepbenchd' in guards.competing_names(compat.benchmark_args('benchlab.bench.dd', {})['guards'])
 m = {'name': 'm', 'benchmarks': [{'name': 'nap', 'tool': 'sleepbench', 'params': {'seconds': 2, 'sync': True}}],
      'cells': [{'name': 'c1', 'host': 'h1', 'path': '/srv'}]}
 assert matrix.validate_matrix(m, inventory_hosts=['h1'])
 args = runargs.module_args({'tool': 'sleepbench', 'benchmark': 'nap', 'cell': 'c1', 'path': '/srv',
                             'params': {'seconds': 2, 'sync': True}}, {'labels': {}, 'guards': {}, 'run_id': 'r', 'run_key': 'k'})
 assert args['seconds'] == 2 and args['sync'] is True and args['path'] == '/srv'
+assert 'sleepbenchd' in args['guards']['processes']
+# what bench_tools installs and bench.yml checks
+assert tool_install([], 'programs')['sleepbench'] == ['sleep']
+assert tool_install(['RedHat-9', 'RedHat'], 'packages')['sleepbench'] == ['coreutils']
 print(matrix.estimate_s('sleepbench', {}))
+'''
+
+# The role's own resolution (roles/bench_tools/tasks/resolve.yml, after the platform's vars file) with the
+# new tool: its package is installed, an unknown name fails naming it.
+FAKE_ROLE = '''
+- name: Resolve the tools of the copy
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: EL 9's package map
+      ansible.builtin.include_vars: "{{ root }}/roles/bench_tools/vars/RedHat-9.yml"
+    - name: Resolve
+      ansible.builtin.include_role:
+        name: benchlab.bench.bench_tools
+        tasks_from: resolve
+      vars:
+        bench_tools_tools: [sleepbench, dbench, dd]
+        bench_tools_missing: warn
+        bench_tools_extra_packages: []
+    - name: The new tool's package, dbench left out on EL 9
+      ansible.builtin.assert:
+        that:
+          - __bench_tools_packages == ['coreutils']
+          - bench_tools_skipped == ['dbench']
+    - name: The role's default
+      ansible.builtin.include_role:
+        name: benchlab.bench.bench_tools
+        tasks_from: resolve
+        public: true
+    - name: The role's default is every tool of the table, the new one too
+      ansible.builtin.assert:
+        that:
+          - "'sleepbench' in bench_tools_tools and 'fio' in bench_tools_tools"
+          - "'fio' in __bench_tools_packages and bench_tools_skipped == ['dbench']"
+    - name: An unknown name
+      ansible.builtin.include_role:
+        name: benchlab.bench.bench_tools
+        tasks_from: resolve
+      vars:
+        bench_tools_tools: [sleepbench, nosuchbench]
 '''
 
 
@@ -151,8 +204,9 @@ def _copy(dst):
     return root
 
 
-def _add_fake_benchmark(root, extras=True):
-    """The four places, and (extras) the lines Ansible and the package managers need."""
+def _add_fake_benchmark(root, runtime=True):
+    """The four places (the schema entry with its line of the tool table), and (runtime) the two
+    lines of meta/runtime.yml Ansible reads by name."""
     (root / 'plugins/module_utils/sleepbench.py').write_text(FAKE_PARSER)
     (root / 'plugins/modules/sleepbench.py').write_text(FAKE_MODULE)
     path = root / 'plugins/plugin_utils/schemas/matrix-v1.json'
@@ -161,29 +215,23 @@ def _add_fake_benchmark(root, extras=True):
     bench['properties']['tool']['enum'].append('sleepbench')
     bench['allOf'].append({'if': {'properties': {'tool': {'const': 'sleepbench'}}},
                            'then': {'properties': {'params': {'$ref': '#/$defs/sleepbench_params'}}}})
-    schema['$defs']['sleepbench_params'] = {'type': 'object', 'additionalProperties': False, 'properties': {
-        'seconds': {'type': 'integer'}, 'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']},
-        'sync': {'type': 'boolean'}}}
+    schema['$defs']['sleepbench_params'] = {
+        'x-benchlab': {'records': ['sleepbench'], 'processes': ['sleepbenchd'],
+                       'install': {'sleepbench': {'programs': ['sleep'], 'packages': {'Debian': ['coreutils'], 'RedHat': ['coreutils']}}}},
+        'type': 'object', 'additionalProperties': False, 'properties': {
+            'seconds': {'type': 'integer'}, 'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']},
+            'sync': {'type': 'boolean'}}}
     path.write_text(json.dumps(schema, indent=2))
     (root / 'roles/bench_run/tasks/sleepbench.yml').write_text(FAKE_TASKS)
-    if not extras:
+    if not runtime:
         return
-    runtime = root / 'meta/runtime.yml'
-    text = runtime.read_text().replace('    - compress\n', '    - compress\n    - sleepbench\n', 1)
-    runtime.write_text(text + '    sleepbench: {action_plugin: benchlab.bench.sysinfo}\n')
-    names = root / 'plugins/module_utils/toolnames.py'
-    names.write_text(names.read_text().replace(
-        "    'compress': (", "    'sleepbench': (('sleepbench',), ('sleepbenchd',)),\n    'compress': ("))
-    spec = root / 'roles/bench_tools/meta/argument_specs.yml'
-    spec.write_text(spec.read_text().replace('iperf, compress]', 'iperf, compress, sleepbench]'))
-    for vars_file in (root / 'roles/bench_tools/vars').glob('*.yml'):
-        vars_file.write_text(vars_file.read_text().replace('__bench_tools_package_map:\n',
-                                                           '__bench_tools_package_map:\n  sleepbench: [coreutils]\n'))
-    play = root / 'playbooks/bench.yml'
-    play.write_text(play.read_text().replace('      dd: [dd]\n', '      dd: [dd]\n      sleepbench: [sleep]\n'))
+    runtime_yml = root / 'meta/runtime.yml'
+    text = runtime_yml.read_text().replace('    - compress\n', '    - compress\n    - sleepbench\n', 1)
+    runtime_yml.write_text(text + '    sleepbench: {action_plugin: benchlab.bench.sysinfo}\n')
 
 
-CHECKS = ('tests/unit/test_new_benchmark.py', 'tests/unit/plugins/module_utils/test_toolnames.py',
+CHECKS = ('tests/unit/test_new_benchmark.py', 'tests/unit/plugins/plugin_utils/test_toolinfo.py',
+          'tests/unit/plugins/filter/test_tool_install.py', 'tests/unit/plugins/module_utils/test_guards.py',
           'tests/unit/plugins/plugin_utils/test_option_sources.py', 'tests/unit/plugins/plugin_utils/test_compat.py')
 
 
@@ -196,24 +244,29 @@ def _pytest(root, *args):
 
 @pytest.mark.skipif(Path(__file__).resolve().parents[4].name == 'ansible_collections',
                     reason='runs once, from the checkout (not again inside its own copy)')
-def test_a_new_benchmark_touches_the_four_places_and_the_listed_extras(tmp_path):
+def test_a_new_benchmark_touches_the_four_places_and_runtime_yml(tmp_path):
     """docs/development.md's claim, proven: a throwaway benchmark (sleepbench) added in a copy of
-    the collection by its parser, module, schema entry and task file, plus the meta/runtime.yml and
-    install lines, is planned, forwarded, validated and guarded, and every contract test holds."""
+    the collection by its parser, module, schema entry and task file, plus its two lines of
+    meta/runtime.yml, is planned, forwarded, validated, guarded and installed, and every contract
+    test holds; without the runtime.yml lines exactly the tests naming that file fail."""
+    import os
     import subprocess
     import sys
     root = _copy(tmp_path)
-    _add_fake_benchmark(root, extras=False)
+    _add_fake_benchmark(root, runtime=False)
     proc = _pytest(root, *CHECKS)
     failed = sorted(set(line.split('::')[0] for line in proc.stdout.splitlines() if line.startswith('FAILED')))
-    # without the extras, exactly the tests that name them fail, with the file to edit
-    assert proc.returncode != 0 and 'meta/runtime.yml' in proc.stdout and 'module_utils/toolnames.py' in proc.stdout
-    assert 'roles/bench_tools' in proc.stdout, proc.stdout[-3000:]
-    assert failed == ['FAILED tests/unit/plugins/module_utils/test_toolnames.py',
-                      'FAILED tests/unit/plugins/plugin_utils/test_compat.py',
+    # without the runtime.yml lines, exactly the tests that name that file fail, with the line to add
+    assert proc.returncode != 0 and 'add sleepbench to action_groups.benchmarks in meta/runtime.yml' in proc.stdout
+    assert '"sleepbench: {action_plugin: benchlab.bench.sysinfo}" under plugin_routing.modules in meta/runtime.yml' in proc.stdout
+    assert failed == ['FAILED tests/unit/plugins/plugin_utils/test_compat.py',
                       'FAILED tests/unit/test_new_benchmark.py'], failed
+    summary = [line for line in proc.stdout.splitlines() if line.startswith('FAILED ')]
+    assert summary == ['FAILED tests/unit/test_new_benchmark.py::test_runtime_yml_names_every_benchmark[sleepbench]',
+                       'FAILED tests/unit/plugins/plugin_utils/test_compat.py::test_every_target_module_runs_through_the_check'
+                       '[sleepbench]'], proc.stdout[-3000:]
 
-    root = _copy(tmp_path / 'with-extras')
+    root = _copy(tmp_path / 'with-runtime')
     _add_fake_benchmark(root)
     proc = _pytest(root, *CHECKS)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
@@ -225,3 +278,14 @@ def test_a_new_benchmark_touches_the_four_places_and_the_listed_extras(tmp_path)
     assert check.returncode == 0, check.stderr[-3000:]
     # no estimate of its own in matrix.py: its module's default size at the default 50 MB/s
     assert float(check.stdout.strip()) == pytest.approx(1.048576 / 50.0)
+    play = tmp_path / 'role.yml'
+    play.write_text(FAKE_ROLE)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(root.parents[2]), ANSIBLE_NOCOLOR='1')
+    run = subprocess.run([str(Path(sys.executable).parent / 'ansible-playbook'), str(play), '-e', 'root=%s' % root],
+                         capture_output=True, text=True, check=False, env=env, cwd=str(tmp_path))
+    out = run.stdout + run.stderr
+    assert run.returncode == 2 and 'failed=1' in out, out[-3000:]
+    assert 'bench_tools_tools: unknown tool nosuchbench (known: dd, fio, bonnie, dbench, sysbench, iperf3, iperf, ' \
+           'compress, sleepbench;' in ' '.join(out.split()), out[-3000:]
+    for task in ("The new tool's package, dbench left out on EL 9", "The role's default is every tool of the table, the new one too"):
+        assert re.search(r'TASK \[%s\] \**\s+ok: \[localhost\]' % re.escape(task), out), out[-3000:]

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
-    GuardError, apply_guards, competing_processes, normalize, quiet_verdict)
+    GuardError, apply_guards, competing_names, competing_processes, normalize, quiet_verdict)
 
 
 class Clock(object):
@@ -88,12 +88,14 @@ def test_competing_processes_finds_a_real_compressor():
     proc = subprocess.Popen(['bzip2', '-c'], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     try:
         for _attempt in range(50):  # until the child has exec'd bzip2 (its comm changes then)
-            if (proc.pid, 'bzip2') in competing_processes(own_pid=1):
+            if (proc.pid, 'bzip2') in competing_processes(own_pid=1, names=('bzip2',)):
                 break
             time.sleep(0.05)
-        assert (proc.pid, 'bzip2') in competing_processes(own_pid=1)
+        assert (proc.pid, 'bzip2') in competing_processes(own_pid=1, names=('bzip2',))
+        # only the names it is given: the target knows no tool's names of its own
+        assert (proc.pid, 'bzip2') not in competing_processes(own_pid=1)
         # the caller's own children are its own measurement, not competition
-        assert (proc.pid, 'bzip2') not in competing_processes()
+        assert (proc.pid, 'bzip2') not in competing_processes(names=('bzip2',))
     finally:
         proc.kill()
         proc.wait()
@@ -125,3 +127,32 @@ def test_start_at_waits_for_the_agreed_moment_and_records_how_late_it_was():
         normalize({'start_at': True})
     with pytest.raises(GuardError, match=r'guards\.start_at: expected a number'):
         normalize({'start_at': 'soon'})
+
+
+def test_the_quiesce_guard_counts_the_processes_the_controller_names():
+    """guards.processes (the tool table's process names, passed by the controller) is what apply_guards
+    scans for, with the load generators; it is not recorded."""
+    proc = subprocess.Popen(['bzip2', '-c'], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        assert competing_names({'processes': ['bzip2', 'fio']}) == ('bzip2', 'fio', 'stress', 'stress-ng')
+        assert competing_names({}) == ('stress', 'stress-ng')
+        for _attempt in range(50):
+            if competing_processes(own_pid=1, names=('bzip2',)):
+                break
+            time.sleep(0.05)
+        # this test's own child would not count (own children are the measurement): ask as pid 1 would
+        done, warnings = apply_guards({'processes': ['bzip2']}, sleep=lambda s: None,
+                                      competing=lambda: competing_processes(own_pid=1, names=competing_names({'processes': ['bzip2']})))
+        assert done['quiet'] is False and 'bzip2[%d]' % proc.pid in warnings[0] and 'processes' not in done
+        # without the names (a module called without the controller's action plugin), bzip2 is no benchmark
+        assert (proc.pid, 'bzip2') not in competing_processes(own_pid=1, names=competing_names({}))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_bad_processes_guard_is_named():
+    with pytest.raises(GuardError, match=r'guards.processes: expected a list of process names'):
+        normalize({'processes': 'fio'})
+    with pytest.raises(GuardError, match=r'guards.processes: expected a list of process names'):
+        normalize({'processes': ['fio', 3]})

@@ -39,6 +39,6 @@ def test_schema_loaded_and_validator_built_once():
 
 
 def test_results_schema_takes_the_record_tool_names_from_the_registry():
-    """results.json refers to the record schema's tool: the same names as module_utils/toolnames.py."""
-    from ansible_collections.benchlab.bench.plugins.module_utils.toolnames import record_names
+    """results.json refers to the record schema's tool: the record names of the tool table."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_names
     assert validation.load_schema(validation.RECORD_SCHEMA_FILE)['properties']['tool']['enum'] == record_names()
