@@ -107,10 +107,15 @@ def one_task(run, hostvars):
 
 
 def plan_schedule(plan, hostvars):
-    """{'steps': schedule_runs(...), 'contention': {host: resources}, 'one_task': [bool per step]}
-    for a plan (its `concurrency`, default 1). A step is one task per host when every run in it is
-    (one_task): all hosts of a step then include the same file and run at the same time."""
+    """{'steps': schedule_runs(...), 'contention': {host: resources}, 'one_task': [bool per step],
+    'together': [bool per step]} for a plan (its `concurrency`, default 1). A step is one task per
+    host when every run in it is (one_task): all hosts of a step then include the same file and run at
+    the same time. A step of several hosts in a plan that runs contending hosts at once on purpose
+    (concurrency > 1: "N guests at once") is `together`: its runs start on one agreed moment
+    (guards.start_at), so that the step's aggregate sums runs that really ran at once."""
     res = contention(plan, hostvars)
-    steps = schedule_runs(plan['runs'], res, int(plan.get('concurrency') or 1))
+    concurrency = int(plan.get('concurrency') or 1)
+    steps = schedule_runs(plan['runs'], res, concurrency)
     single = [all(one_task(plan['runs'][i], hostvars) for i in step.values()) for step in steps]
-    return {'steps': steps, 'contention': res, 'one_task': single}
+    together = [concurrency > 1 and len(step) > 1 for step in steps]
+    return {'steps': steps, 'contention': res, 'one_task': single, 'together': together}

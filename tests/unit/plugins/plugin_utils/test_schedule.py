@@ -86,6 +86,11 @@ def test_concurrency_on_purpose_lets_a_group_run_together_and_says_so_in_the_gua
     assert 'concurrency' not in plan()['runs'][0]['guards']
     record, _warnings = apply_guards(p['runs'][0]['guards'], sleep=lambda s: None, competing=lambda: [])
     assert record['concurrency'] == 2
+    # its steps of several hosts start on one agreed moment (roles/bench_run/tasks/together.yml)
+    sched = plan_schedule(p, HOSTVARS)
+    assert sched['together'] == [len(s) > 1 for s in sched['steps']] and any(sched['together'])
+    # without concurrency on purpose, hosts that merely do not contend run side by side, unsynchronized
+    assert not any(plan_schedule(plan(), HOSTVARS)['together'])
 
 
 def test_an_iperf_run_holds_its_server_host_too():
