@@ -1,6 +1,6 @@
 """Several KVM guests at once (issue 18 part 2; the KVM-versions report in small), for real.
 
-Opt-in: `BENCHLAB_VM_MULTI=1 make test-vm` (skipped without it: about 15-20 minutes of TCG on two
+Opt-in: `BENCHLAB_VM_MULTI=1 make test-vm` (skipped without it: about 16 minutes of TCG on two
 shared cores, more than make test-vm's budget next to the other VM tests). Four TCG guests
 (tests/vm/vmlab.py: Debian cloud kernel, direct kernel boot, 320 MiB, one vCPU, a 64 MiB raw data
 disk) are started together through the benchlab.bench.kvm_guest role (one task, looped) on a
@@ -23,9 +23,8 @@ bench.yml runs (each a report of its own):
    (the linear strategy's lock-step), the report gives the step's aggregate and the per-guest mean.
    The test checks from the records that the pairs of every step ran at the same time for at least
    half of their run: a guest's own client starts only after a module start-up in its TCG guest
-   (up to a minute with four guests at once), so iperf runs 40 s per guest of the step (40, 80,
-   160 s). With a few seconds, as first written, the pairs ran one after the other and their sum
-   was no aggregate of anything.
+   (up to about a minute with four guests at once), so iperf runs 90, 120 and 240 s. With a few
+   seconds, as first written, the pairs ran one after the other and their sum was no aggregate.
 
 Then scenarios/kvm_versions/vm.yml (the scenario's TCG rendition, five runs) on the first guest.
 
@@ -63,11 +62,12 @@ GUESTS = [('kvmt-guest', '198.19.77.2', 'virtio', 'none'), ('kvmm-g2', '198.19.7
 # IDE position (primary master QM00001 = system disk, primary slave QM00002 = data disk).
 DISK = {'virtio': ('/dev/vda', '/dev/vdb'),
         'ide': ('/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001', '/dev/disk/by-id/ata-QEMU_HARDDISK_QM00002')}
-# iperf3 seconds per guest of a guests<->host step (40, 80, 160 s). The host's clients start at once
-# (in the background), each guest's own client only after a module start-up in its TCG guest, which
-# grows with the guests starting at once on two shared cores (seen: 10 s with one guest, 20 s with
-# two, 63 s with four); the pairs must overlap for most of their time to be summed as one aggregate.
-IPERF_S_PER_GUEST = 40
+# iperf3 seconds of a guests<->host step of 1, 2, 4 guests. The host's clients start at once (in the
+# background), each guest's own client only after a module start-up in its TCG guest, which grows
+# with the load and with the guests starting at once on two shared cores (seen: 10-23 s with one
+# guest, 20-29 s with two, 63-68 s with four); the pairs must run together for at least half of
+# their time to be summed as one aggregate (check_step).
+IPERF_TIME = {1: 90, 2: 120, 4: 240}
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(['sh', '-c', 'command -v %s' % ' '.join(NEEDED)], capture_output=True, check=False).returncode != 0
@@ -107,7 +107,7 @@ def iperf_cell(count, index):
 
 def iperf_benchmark(cells):
     return {'name': 'iperf-guests-host', 'tool': 'iperf', 'cells': [c['name'] for c in cells],
-            'params': {'version': 3, 'time': IPERF_S_PER_GUEST * len(cells)}}
+            'params': {'version': 3, 'time': IPERF_TIME[len(cells)]}}
 
 
 def matrix(loop_dev):
@@ -248,7 +248,7 @@ def check_step(count, records, results, report):
 
 def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
     if os.environ.get('BENCHLAB_VM_MULTI') != '1':
-        pytest.skip('opt-in: BENCHLAB_VM_MULTI=1 runs it (about 15-20 min of TCG on two shared cores)')
+        pytest.skip('opt-in: BENCHLAB_VM_MULTI=1 runs it (about 16 min of TCG on two shared cores)')
     if not (REPO / '.collections/ansible_collections/community/libvirt').is_dir():
         pytest.skip('community.libvirt is not in the collections path (make setup)')
     pytest.importorskip('libvirt')
