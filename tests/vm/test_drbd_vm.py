@@ -101,15 +101,8 @@ def _up_book(image, work):
                     'src': '/run/kvmt-resumed', 'flat': True, 'dest': str(work / 'resumed.txt')}}]}]
 
 
-def _records(work, n_runs):
-    runs = sorted(p for p in (work / 'runs').iterdir() if p.is_dir() and not p.is_symlink())
-    assert len(runs) == n_runs, runs
-    run = runs[-1]
-    return run, [json.loads(line) for line in (run / 'results.jsonl').read_text().splitlines()]
-
-
 def _check_matrix_run(work):
-    run, records = _records(work, 1)
+    run, records = vmlab.run_records(work / 'runs')
     cells = {}
     for rec in records:
         cells.setdefault(rec['labels']['cell'], []).append(rec)
@@ -174,13 +167,6 @@ def _down_book(image, work):
         _boot_play(image, work, state='absent')]
 
 
-def _print_task_times(work):
-    for timer in sorted(work.glob('*.timer.json')):
-        tasks = json.loads(timer.read_text())['tasks']
-        top = sorted(tasks.items(), key=lambda kv: -kv[1]['s'])[:12]
-        print('%s: %s' % (timer.name, '; '.join('%s %.0fs x%d' % (k, v['s'], v['count']) for k, v in top)))
-
-
 def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_path):
     if not (REPO / '.collections/ansible_collections/community/libvirt').is_dir():
         pytest.skip('community.libvirt is not in the collections path (make setup)')
@@ -200,21 +186,13 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
     vmlab.write_json(work / 'inv' / 'group_vars' / 'drbd_pair.json', drbd_lab.drbd_vars())
     vmlab.write_json(work / 'inv' / 'group_vars' / 'all.json',
                      {'bench_matrix': drbd_lab.matrix(), 'bench_install_tools': False})
-    control_dir = Path('/tmp/kvmt-cp-%d' % os.getpid())
-    control_dir.mkdir(mode=0o700, exist_ok=True)
-    env = vmlab.ansible_env(work, control_dir)
-    # where each playbook's time goes (perf/callback_plugins/task_timer.py), printed at the end
-    env.update(ANSIBLE_CALLBACK_PLUGINS=str(REPO / 'perf' / 'callback_plugins'),
-               ANSIBLE_CALLBACKS_ENABLED='benchlab.bench.report,task_timer')
+    control = vmlab.control_dir('kvmt')
+    env = vmlab.ansible_env(work, control)
     lab = libvirtd_lab.Libvirtd(work / 'libvirtd')
 
     def play(name, book, *extra, timeout=1800):
-        t0 = time.monotonic()
-        try:
-            return vmlab.playbook(lab, dict(env, BENCHLAB_PERF_TIMER=str(work / (name + '.timer.json'))), inv,
-                                  vmlab.write_json(work / (name + '.yml'), book), *extra, timeout=timeout)
-        finally:
-            timings[name] = time.monotonic() - t0
+        # where each playbook's time goes (perf/callback_plugins/task_timer.py), printed at the end
+        return vmlab.timed_playbook(lab, env, inv, work, name, book, timings, *extra, timeout=timeout)
 
     try:
         lab.start()
@@ -229,7 +207,7 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
         matrix['benchmarks'] = matrix['benchmarks'][:1]
         gone = play('gone', _failure_book(), '-e', json.dumps({'bench_matrix': matrix, 'drbd_wait_timeout': 30}))
         assert gone.returncode != 0, gone.stdout[-4000:]
-        run, records = _records(work, 2)
+        run, records = vmlab.run_records(work / 'runs', 2)
         assert [r['labels']['cell'] for r in records] == ['host'], records
         results = json.loads((run / 'results.json').read_text())
         failed = json.dumps(results['failed'])
@@ -249,13 +227,8 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
         assert lab.virsh('net-list', '--all', '--name').stdout.split() == []
         assert list((work / 'images').iterdir()) == []
     finally:
-        for sock in control_dir.glob('*'):
-            subprocess.run(['ssh', '-O', 'exit', '-o', 'ControlPath=%s' % sock, 'kvmt'], capture_output=True,
-                           check=False, timeout=30)
-        lab.stop()
-        libvirtd_lab.cleanup_dir(control_dir)
-        # the guests' disks (this test's own directory), also after a failure: ~300 MB per run
-        libvirtd_lab.cleanup_dir(work / 'images')
+        # the guests' disks (this test's own directory) too, also after a failure: ~300 MB per run
+        vmlab.teardown(lab, control, work / 'images')
         print('timings (s): %s' % {k: round(v, 1) for k, v in timings.items()})
-        _print_task_times(work)
+        vmlab.print_task_times(work)
     assert lab.ns_pids() == [] if lab.pid else True

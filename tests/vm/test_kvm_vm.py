@@ -26,75 +26,32 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-sys.path.insert(0, str(REPO / '.collections'))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
+import vmlab  # noqa: E402  pylint: disable=wrong-import-position
+
+REPO = vmlab.REPO
 
 NEEDED = ['libvirtd', 'virsh', 'virt-xml-validate', 'qemu-system-x86_64', 'qemu-img', 'mmdebstrap', 'mkfs.ext4',
           'nsenter', 'unshare', 'iperf3']
 GUEST = 'kvmt-guest'
-NET = {'name': 'kvmt-routed', 'bridge': 'kvmtbr0', 'host': '198.19.77.1', 'guest': '198.19.77.2'}
+NET = dict(vmlab.NET, guest='198.19.77.2')
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(['sh', '-c', 'command -v %s' % ' '.join(NEEDED)], capture_output=True, check=False).returncode != 0
     or os.geteuid() != 0, reason='needs root and: ' + ' '.join(NEEDED))
 
 
-def ansible_env(tmp_path, control_dir):
-    env = dict(os.environ)
-    env.update(ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1',
-               BENCHLAB_REPORT_DIR=str(tmp_path / 'runs'), PATH='%s:%s' % (BIN, env.get('PATH', '')),
-               ANSIBLE_SSH_ARGS='-o ControlMaster=auto -o ControlPersist=20s -o ControlPath=%s/%%C' % control_dir,
-               ANSIBLE_TIMEOUT='60')
-    return env
-
-
-def image_host_key(image):
-    out = subprocess.run(['debugfs', '-R', 'cat /etc/ssh/ssh_host_ed25519_key.pub', str(image / 'rootfs.img')],
-                         capture_output=True, text=True, check=True).stdout.split()
-    assert out[:1] == ['ssh-ed25519'], out
-    return ' '.join(out[:2])
-
-
 def role_vars(image, images_dir, state='present'):
-    return {
-        'kvm_guest_serial_log': str(images_dir.parent / 'console.log'),
-        'kvm_guest_state': state,
-        'kvm_guest_name': GUEST,
-        'kvm_guest_domain_type': 'qemu',
-        'kvm_guest_memory_mib': 512,
-        'kvm_guest_vcpus': 1,
-        'kvm_guest_base_image': str(image / 'rootfs.img'),
-        'kvm_guest_base_format': 'raw',
-        'kvm_guest_disk_mode': 'overlay',
-        'kvm_guest_image_dir': str(images_dir),
-        'kvm_guest_disk_bus': 'virtio',
-        'kvm_guest_disk_cache': 'none',
-        'kvm_guest_disk_io': 'native',
-        'kvm_guest_data_disk_size': '64M',
-        'kvm_guest_network_mode': 'routed',
-        'kvm_guest_network_name': NET['name'],
-        'kvm_guest_network_bridge': NET['bridge'],
-        'kvm_guest_network_address': NET['host'],
-        'kvm_guest_network_remove': True,
-        'kvm_guest_ip': NET['guest'],
-        'kvm_guest_kernel': str(image / 'vmlinuz'),
-        'kvm_guest_initrd': str(image / 'initrd.img'),
-        'kvm_guest_cmdline': 'root=/dev/vda rw console=ttyS0 net.ifnames=0 '
-                             'ip=%s::%s:255.255.255.0:%s:eth0:off' % (NET['guest'], NET['host'], GUEST),
-        'kvm_guest_ssh_private_key_file': str(image / 'id_ed25519'),
-        # the image's own host key (made by openssh-server's postinst at build time), read from the ext4
-        # image without mounting it, pinned by the role in a known_hosts file of this test
-        'kvm_guest_ssh_host_public_key': image_host_key(image),
-        'kvm_guest_known_hosts_file': str(images_dir.parent / 'known_hosts'),
-        'kvm_guest_python_interpreter': '/usr/bin/python3',
-        'kvm_guest_wait_timeout': 480,
-        'kvm_guest_labels': {'storage': 'qcow2-overlay'},
-    }
+    # the image's own host key (made by openssh-server's postinst at build time) is read from the ext4
+    # image without mounting it and pinned by the role in a known_hosts file of this test (vmlab)
+    return vmlab.guest_vars(
+        image, images_dir.parent, GUEST, NET['guest'], state=state, kvm_guest_memory_mib=512,
+        kvm_guest_image_dir=str(images_dir), kvm_guest_data_disk_size='64M',
+        kvm_guest_serial_log=str(images_dir.parent / 'console.log'), kvm_guest_wait_timeout=480,
+        kvm_guest_labels={'storage': 'qcow2-overlay'})
 
 
 MATRIX = {
@@ -144,26 +101,18 @@ def test_a_real_guest_is_provisioned_benchmarked_and_removed(tmp_path):
     image = guest_image.ensure_image()
     timings['image'] = time.monotonic() - t0
     images_dir = tmp_path / 'images'
-    control_dir = Path('/tmp/kvmt-cp-%d' % os.getpid())  # short: ssh control socket paths are limited
-    control_dir.mkdir(mode=0o700, exist_ok=True)
+    control = vmlab.control_dir('kvmt')
     inv = write_playbooks(tmp_path, image, images_dir)
-    env = ansible_env(tmp_path, control_dir)
+    env = vmlab.ansible_env(tmp_path, control)
     lab = libvirtd_lab.Libvirtd(tmp_path / 'libvirtd')
     try:
         lab.start()
-        uri_vars = ['-e', 'kvm_guest_uri=%s' % lab.uri]
-        t0 = time.monotonic()
-        up = subprocess.run(lab.nsenter([BIN / 'ansible-playbook', '-i', inv, tmp_path / 'up.yml'] + uri_vars),
-                            cwd=str(REPO), env=env, capture_output=True, text=True, timeout=1200, check=False)
-        timings['up+bench'] = time.monotonic() - t0
-        (tmp_path / 'up.log').write_text(up.stdout + up.stderr)
+        up = vmlab.timed_playbook(lab, env, inv, tmp_path, 'up', tmp_path / 'up.yml', timings, timeout=1200)
         console = tmp_path / 'console.log'
-        assert up.returncode == 0, (up.stdout[-6000:] + up.stderr[-2000:] + lab.log_tail()
+        assert up.returncode == 0, (up.stdout[-8000:] + lab.log_tail()
                                     + (console.read_text(errors='replace')[-3000:] if console.exists() else ''))
 
-        runs = sorted(p for p in (tmp_path / 'runs').iterdir() if p.is_dir() and not p.is_symlink())
-        assert len(runs) == 1
-        records = [json.loads(line) for line in (runs[0] / 'results.jsonl').read_text().splitlines()]
+        run, records = vmlab.run_records(tmp_path / 'runs')
         guest = [r for r in records if r.get('host') == GUEST]
         version = subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True,
                                  check=True).stdout.split()[3]
@@ -181,13 +130,10 @@ def test_a_real_guest_is_provisioned_benchmarked_and_removed(tmp_path):
         assert len(iperf) == 1 and iperf[0]['metrics']['throughput']['value'] > 0
         host = [r for r in records if r.get('host') == 'localhost' and r['tool'] == 'dd']
         assert host and all(r['labels']['platform'] == 'host' for r in host)
-        report = (runs[0] / 'report.md').read_text()
+        report = (run / 'report.md').read_text()
         assert 'dd-write' in report and 'guest' in report
 
-        t0 = time.monotonic()
-        down = subprocess.run(lab.nsenter([BIN / 'ansible-playbook', '-i', inv, tmp_path / 'down.yml'] + uri_vars),
-                              cwd=str(REPO), env=env, capture_output=True, text=True, timeout=600, check=False)
-        timings['down'] = time.monotonic() - t0
+        down = vmlab.timed_playbook(lab, env, inv, tmp_path, 'down', tmp_path / 'down.yml', timings, timeout=600)
         assert down.returncode == 0, down.stdout[-4000:]
         assert lab.virsh('list', '--all', '--name').stdout.split() == []
         assert lab.virsh('net-list', '--all', '--name').stdout.split() == []
@@ -195,11 +141,7 @@ def test_a_real_guest_is_provisioned_benchmarked_and_removed(tmp_path):
         links = subprocess.run(lab.nsenter(['ip', '-o', 'link']), capture_output=True, text=True, check=True).stdout
         assert NET['bridge'] not in links
     finally:
-        for sock in control_dir.glob('*'):
-            subprocess.run(['ssh', '-O', 'exit', '-o', 'ControlPath=%s' % sock, 'kvmt'], capture_output=True,
-                           check=False, timeout=30)
-        lab.stop()
-        libvirtd_lab.cleanup_dir(control_dir)
+        vmlab.teardown(lab, control)
         print('timings (s): %s' % {k: round(v, 1) for k, v in timings.items()})
     # the lab's mount points and processes are gone
     assert lab.ns_pids() == [] if lab.pid else True

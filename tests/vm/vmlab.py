@@ -6,7 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -88,10 +91,63 @@ def write_json(path, data):
     return path
 
 
-def playbook(lab, env, inv, book, *extra, timeout=1800):
-    """ansible-playbook in the lab's network namespace; returns the CompletedProcess (log kept next to it)."""
+def playbook(lab, env, inv, book, *extra, timeout=1800, log=None):
+    """ansible-playbook in the lab's network namespace; returns the CompletedProcess. Its output goes
+    to `log` (default: next to the playbook) while it runs, so a slow run can be followed."""
     argv = [BIN / 'ansible-playbook', '-i', inv, book, '-e', 'kvm_guest_uri=%s' % lab.uri] + list(extra)
-    res = subprocess.run(lab.nsenter(argv), cwd=str(REPO), env=env, capture_output=True, text=True,
-                         timeout=timeout, check=False)
-    Path(str(book) + '.log').write_text(res.stdout + res.stderr)
+    log = Path(log or str(book) + '.log')
+    with open(log, 'w', encoding='utf-8') as out:
+        res = subprocess.run(lab.nsenter(argv), cwd=str(REPO), env=env, stdout=out, stderr=subprocess.STDOUT,
+                             timeout=timeout, check=False)
+    res.stdout = log.read_text(errors='replace')
+    res.stderr = ''
     return res
+
+
+def control_dir(tag):
+    """A private directory for the ssh control sockets (a short path: their length is limited)."""
+    path = Path('/tmp/%s-cp-%d' % (tag, os.getpid()))
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def timed_playbook(lab, env, inv, work, name, book, timings, *extra, timeout=1800):
+    """playbook() of `book` (a path, or a list of plays written to <work>/<name>.yml), its wall time in
+    timings[name] and the time of each of its tasks in <work>/<name>.timer.json
+    (perf/callback_plugins/task_timer.py; print_task_times shows them)."""
+    if not isinstance(book, (str, Path)):
+        book = write_json(work / (name + '.yml'), book)
+    env = dict(env, BENCHLAB_PERF_TIMER=str(work / (name + '.timer.json')),
+               ANSIBLE_CALLBACK_PLUGINS=str(REPO / 'perf' / 'callback_plugins'),
+               ANSIBLE_CALLBACKS_ENABLED='benchlab.bench.report,task_timer')
+    t0 = time.monotonic()
+    try:
+        return playbook(lab, env, inv, book, *extra, timeout=timeout, log=work / (name + '.log'))
+    finally:
+        timings[name] = time.monotonic() - t0
+
+
+def print_task_times(work, top=12):
+    for timer in sorted(work.glob('*.timer.json')):
+        tasks = json.loads(timer.read_text())['tasks']
+        slow = sorted(tasks.items(), key=lambda kv: -kv[1]['s'])[:top]
+        print('%s: %s' % (timer.name, '; '.join('%s %.0fs x%d' % (k, v['s'], v['count']) for k, v in slow)))
+
+
+def run_records(runs_dir, n_runs=1):
+    """The last of the n_runs report directories under runs_dir and its records."""
+    runs = sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.is_symlink())
+    assert len(runs) == n_runs, runs
+    return runs[-1], [json.loads(line) for line in (runs[-1] / 'results.jsonl').read_text().splitlines()]
+
+
+def teardown(lab, control, images=None):
+    """Whatever happened: the ssh masters closed, the private libvirtd stopped (its domains destroyed,
+    every process of its namespace killed), the control directory and the guests' disks removed."""
+    for sock in control.glob('*'):
+        subprocess.run(['ssh', '-O', 'exit', '-o', 'ControlPath=%s' % sock, 'kvmt'], capture_output=True,
+                       check=False, timeout=30)
+    lab.stop()
+    libvirtd_lab.cleanup_dir(control)
+    if images is not None:
+        libvirtd_lab.cleanup_dir(images)
