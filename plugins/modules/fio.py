@@ -39,7 +39,13 @@ options:
     choices: [read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim]
     default: randread
   bs:
-    description: Block size, such as V(4k) or V(1M).
+    description:
+      - Block size, such as V(4k) or V(1M).
+      - For a read-only job (O(rw) V(read) or V(randread)) with a block size below 1 MiB and no block size
+        among O(options), the module gives fio V(<bs>,1M). Reads still use O(bs), and fio writes the
+        file it lays out before the job in 1 MiB blocks instead of O(bs) ones (the same random
+        contents, one write system call per MiB; for 128 MiB at V(4k) that saves about 0.2 s here).
+        The record's C(cmd) shows it, C(params.bs) stays O(bs).
     type: str
     default: 4k
   size:
@@ -207,6 +213,12 @@ from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitEr
 
 JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
+# A read-only job's file is laid out by fio before the job, in the job's write block size (fio
+# filesetup.c extend_file; new random contents for every block): `bs=<read>,<write>` lets a read
+# job of small blocks lay its file out in 1 MiB writes. No other use of the write size in such a job.
+READ_ONLY = ('read', 'randread')
+BS_OPTIONS = ('bs', 'blocksize', 'bsrange', 'blocksize_range', 'bssplit', 'ba', 'blockalign')
+LAYOUT_BS = 1024 * 1024
 
 
 ARGUMENT_SPEC = dict(
@@ -249,12 +261,26 @@ def supports_o_direct(directory):
             os.unlink(probe)
 
 
+def layout_bs(p):
+    """fio's bs for the module's options: `<bs>,1M` for a read-only job of blocks below 1 MiB (its
+    file laid out in 1 MiB writes, READ_ONLY above), else bs as given."""
+    bs = p['bs']
+    if p['rw'] not in READ_ONLY or ',' in bs or ':' in bs or any(k in p['options'] for k in BS_OPTIONS):
+        return bs
+    try:
+        if parse_size(bs) >= LAYOUT_BS:
+            return bs
+    except UnitError:
+        return bs
+    return '%s,1M' % bs
+
+
 def job_argv(fio_bin, p, workdir, direct):
     # json+: each worker's latency histogram, merged into the job's p99 (module_utils/fio.py)
     argv = [fio_bin, '--output-format=json+', '--name=%s' % p['name'], '--directory=%s' % workdir]
     for key in JOB_KEYS:
         if p[key] is not None:
-            argv.append('--%s=%s' % (key, p[key]))
+            argv.append('--%s=%s' % (key, layout_bs(p) if key == 'bs' else p[key]))
     if p['time_based']:
         argv.append('--time_based')
     argv.append('--direct=%d' % (1 if direct else 0))

@@ -97,6 +97,20 @@ def test_fio_job_file_gives_one_record_per_job(env, tmp_path):
     assert os.listdir(work) == []
 
 
+def test_read_job_lays_out_in_1m_writes_and_reads_in_its_own_block_size(env, tmp_path):
+    # fio's bs=<read>,<write>: a read-only job's file is laid out in 1 MiB writes (fio.py layout_bs);
+    # the measurement is still reads of bs: fio's own per-I/O figures say so
+    rc, status, res = module(env, 'fio', {'path': str(tmp_path), 'rw': 'randread', 'bs': '4k', 'size': '16M',
+                                          'runtime': 1, 'time_based': True, 'direct': False})
+    assert rc == 0, res
+    rec = res['bench_result']
+    assert '--bs=4k,1M' in rec['cmd'] and rec['params']['bs'] == '4k', rec
+    m = dict((k, v['value']) for k, v in rec['metrics'].items())
+    assert m['read_iops'] > 0 and 'write_iops' not in m, m
+    assert abs(m['read_throughput'] * 1e6 / m['read_iops'] - 4096) < 64, m   # MB/s: 10^6 bytes
+    assert os.listdir(tmp_path) == []
+
+
 def test_sysinfo_describes_the_target(env, tmp_path):
     rc, status, res = module(env, 'sysinfo', {'path': '/dev/shm'})
     assert rc == 0, res
