@@ -342,9 +342,7 @@ class CallbackModule(CallbackBase):
         if self.dry_run:
             self._dry_run_entry(result, res, host)
             return  # a dry run measures nothing: no record is kept, results.jsonl stays empty
-        if isinstance(res.get('sysinfo'), dict):
-            cell = (res.get('labels') or {}).get('cell') or host
-            self.sysinfo['%s/%s' % (host, cell)] = dict(host=host, labels=res.get('labels') or {}, **res['sysinfo'])
+        self._keep_sysinfo(res, host)
         hosts = res.get('bench_result_hosts') if isinstance(res.get('bench_result_hosts'), list) else []
         for i, rec in enumerate(_records_of(res)):
             errors = validate_record(rec)
@@ -411,6 +409,13 @@ class CallbackModule(CallbackBase):
             what += ' (%s)' % ', '.join(str(v) for v in labels.values())
         self._display.display(progress_line(index, total, what, now - self.clock, eta))
 
+    def _keep_sysinfo(self, res, host):
+        """A cell's environment: benchlab.bench.sysinfo's, or a run's that described its cell
+        (the option describe, also on a failed run)."""
+        if isinstance(res.get('sysinfo'), dict):
+            cell = (res.get('labels') or {}).get('cell') or host
+            self.sysinfo['%s/%s' % (host, cell)] = dict(host=host, labels=res.get('labels') or {}, **res['sysinfo'])
+
     def v2_runner_on_ok(self, result):
         self._collect(result)
 
@@ -438,6 +443,8 @@ class CallbackModule(CallbackBase):
                                      kind='refused' if action.startswith('benchlab.bench.') else 'failed')
         if not action.startswith('benchlab.bench.'):
             return
+        if self.dry_run is None:
+            self._keep_sysinfo(result_data(result), result_host(result).get_name())
         cell, bench = self._cell_of(result)
         self.failed.append(dict(host=result_host(result).get_name(), task=result_task(result).get_name(), cell=cell, benchmark=bench,
                                 msg=str(result_data(result).get('msg', ''))[:500]))

@@ -60,6 +60,15 @@ options:
       - The key of the (benchmark, cell) pair of the plan this run belongs to, written into the
         marker next to O(run_id). The C(benchlab.bench.bench_run) role sets it.
     type: str
+  describe:
+    description:
+      - Describe the environment first, as M(benchlab.bench.sysinfo) does for the run's C(path) (CPU, RAM,
+        kernel, distribution, virtualization, the filesystem under C(path) when the module has one, DRBD), and return it as
+        C(sysinfo) next to C(labels), also when the run fails. The C(benchlab.bench.bench_run) role
+        sets it on the first run of each cell that runs in one task, instead of a separate sysinfo
+        task (one module run less per cell). Read-only, also in check mode.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full

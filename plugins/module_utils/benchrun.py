@@ -40,7 +40,7 @@ import time
 
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import start_measurement
+from ansible_collections.benchlab.bench.plugins.module_utils.common import describe, start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import cpu_snapshot, other_cpu, own_processes, run_verdict
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
@@ -84,6 +84,12 @@ class BenchRun(object):
         self._guard = None
         self._handlers = {}
         self._errors = (OSError, IOError, Interrupted) + tuple(errors)
+        if module.params.get('describe'):
+            # the cell's environment, as benchlab.bench.sysinfo describes it, before anything of the run
+            # (its first run on the bench_run role's one-task path: one module run less per cell)
+            path = module.params.get('path')
+            self.result.update(sysinfo=describe(module, path if path and os.path.exists(path) else None),
+                               labels=module.params.get('labels') or {})
 
     # -- context --------------------------------------------------------------------------
 

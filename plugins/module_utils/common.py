@@ -4,15 +4,18 @@
 # Private to benchlab.bench: no API promise. Used by the benchmark modules; bonnie and iperf parsers.
 """Target-side helpers the benchmark modules share: cache dropping, RAM size, the methodology
 guards, the common module options (labels, guards, run_id, run_key) and the small text helpers
-the parsers share (first_line, quote_line, version_tuple). Work directories: module_utils/workdir.py;
-the run skeleton: module_utils/benchrun.py.
+the parsers share (first_line, quote_line, version_tuple), and describe() (benchlab.bench.sysinfo, and
+a run asked to describe its cell). Work directories: module_utils/workdir.py; the run skeleton:
+module_utils/benchrun.py.
 """
 
 import os
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo
+from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import (
+    detect_virtualization, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release)
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 
 # Options every benchmark module accepts; merged into each module's argument_spec and documented
@@ -22,7 +25,47 @@ COMMON_ARGS = dict(
     guards=dict(type='dict', default={}),
     run_id=dict(type='str'),
     run_key=dict(type='str', no_log=False),
+    describe=dict(type='bool', default=False),
 )
+
+
+def describe(module, path=None):
+    """The environment as benchlab.bench.sysinfo returns it: CPU, RAM, kernel, distribution,
+    virtualization, the mount under `path` (when given) and the DRBD resources (when DRBD is loaded).
+    Reads /proc and /etc/os-release, asks systemd-detect-virt and drbdsetup when present."""
+    cpuinfo = read_text('/proc/cpuinfo')
+    uname = os.uname()
+    detect = None
+    dv = module.get_bin_path('systemd-detect-virt')
+    if dv:
+        res = run(module, [dv])
+        detect = res.stdout.strip() or None
+    info = dict(
+        hostname=uname.nodename,
+        cpu=parse_cpuinfo(cpuinfo),
+        memory=parse_meminfo(read_text('/proc/meminfo')),
+        kernel=dict(release=uname.release, version=uname.version, machine=uname.machine),
+        distribution=parse_os_release(read_text('/etc/os-release')),
+        virtualization=detect_virtualization(detect, cpuinfo, read_text('/proc/1/environ').replace('\0', '\n'),
+                                             os.path.exists('/proc/vz'), os.path.exists('/.dockerenv')),
+    )
+    if path:
+        m = mount_for(os.path.realpath(path), parse_mountinfo(read_text('/proc/self/mountinfo'))) or {}
+        info['target'] = dict(path=path, mountpoint=m.get('mountpoint'), fstype=m.get('fstype'),
+                              source=m.get('source'), options=m.get('options'))
+    drbdsetup = module.get_bin_path('drbdsetup')
+    if drbdsetup and (os.path.exists('/proc/drbd') or os.path.isdir('/sys/module/drbd')):
+        # imported here: a benchmark run that describes nothing does not pay for the DRBD parsers
+        from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import status_argv
+        from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import DrbdParseError
+        argv, parse = status_argv(drbdsetup, None, read_text('/proc/drbd') if os.path.exists('/proc/drbd') else '')
+        res = run(module, argv)
+        if res.rc == 0:
+            try:
+                info['drbd'] = parse(res.stdout)
+            except DrbdParseError as e:
+                module.warn(str(e))
+    return info
 
 
 def start_measurement(module, params, warnings, competing=None):

@@ -95,50 +95,16 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import status_argv
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import DrbdParseError
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import (
-    detect_virtualization, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release)
+from ansible_collections.benchlab.bench.plugins.module_utils.common import describe
 
 
 def main():
     module = AnsibleModule(argument_spec=dict(path=dict(type='path'), labels=dict(type='dict', default={})),
                            supports_check_mode=True)
     path = module.params['path']
-    cpuinfo = read_text('/proc/cpuinfo')
-    uname = os.uname()
-    detect = None
-    dv = module.get_bin_path('systemd-detect-virt')
-    if dv:
-        res = run(module, [dv])
-        detect = res.stdout.strip() or None
-    info = dict(
-        hostname=uname.nodename,
-        cpu=parse_cpuinfo(cpuinfo),
-        memory=parse_meminfo(read_text('/proc/meminfo')),
-        kernel=dict(release=uname.release, version=uname.version, machine=uname.machine),
-        distribution=parse_os_release(read_text('/etc/os-release')),
-        virtualization=detect_virtualization(detect, cpuinfo, read_text('/proc/1/environ').replace('\0', '\n'),
-                                             os.path.exists('/proc/vz'), os.path.exists('/.dockerenv')),
-    )
-    if path:
-        if not os.path.exists(path):
-            module.fail_json(msg='path %s does not exist' % path)
-        m = mount_for(os.path.realpath(path), parse_mountinfo(read_text('/proc/self/mountinfo'))) or {}
-        info['target'] = dict(path=path, mountpoint=m.get('mountpoint'), fstype=m.get('fstype'),
-                              source=m.get('source'), options=m.get('options'))
-    drbdsetup = module.get_bin_path('drbdsetup')
-    if drbdsetup and (os.path.exists('/proc/drbd') or os.path.isdir('/sys/module/drbd')):
-        argv, parse = status_argv(drbdsetup, None, read_text('/proc/drbd') if os.path.exists('/proc/drbd') else '')
-        res = run(module, argv)
-        if res.rc == 0:
-            try:
-                info['drbd'] = parse(res.stdout)
-            except DrbdParseError as e:
-                module.warn(str(e))
-    module.exit_json(changed=False, sysinfo=info, labels=module.params['labels'])
+    if path and not os.path.exists(path):
+        module.fail_json(msg='path %s does not exist' % path)
+    module.exit_json(changed=False, sysinfo=describe(module, path), labels=module.params['labels'])
 
 
 if __name__ == '__main__':

@@ -83,5 +83,7 @@ def module_args(run, shared):
     the module_defaults of the benchlab.bench.benchmarks group, given to this task)."""
     args = tool_args(run)
     args.update((k, v) for k, v in (shared or {}).items() if v is not None)
+    if run.get('describe'):
+        args['describe'] = True   # the cell's first run describes its environment (plan_schedule's describe)
     args['guards'] = with_processes(args.get('guards'))   # the process names the target cannot know
     return args

@@ -108,7 +108,7 @@ def one_task(run, hostvars):
 
 def plan_schedule(plan, hostvars):
     """{'steps': schedule_runs(...), 'contention': {host: resources}, 'one_task': [bool per step],
-    'together': [bool per step]} for a plan (its `concurrency`, default 1). A step is one task per
+    'together': [bool per step], 'describe': [run index], 'described_cells': [cell]} for a plan (its `concurrency`, default 1). A step is one task per
     host when every run in it is (one_task): all hosts of a step then include the same file and run at
     the same time. A step of several hosts in a plan that runs contending hosts at once on purpose
     (concurrency > 1: "N guests at once") is `together`: its runs start on one agreed moment
@@ -118,4 +118,24 @@ def plan_schedule(plan, hostvars):
     steps = schedule_runs(plan['runs'], res, concurrency)
     single = [all(one_task(plan['runs'][i], hostvars) for i in step.values()) for step in steps]
     together = [concurrency > 1 and len(step) > 1 for step in steps]
-    return {'steps': steps, 'contention': res, 'one_task': single, 'together': together}
+    describe = describing_runs(plan, steps, single)
+    return {'steps': steps, 'contention': res, 'one_task': single, 'together': together, 'describe': describe,
+            'described_cells': sorted(set(plan['runs'][i]['cell'] for i in describe))}
+
+
+def describing_runs(plan, steps, single):
+    """The runs that describe their cell's environment themselves (the modules' option describe):
+    a cell's first run in the schedule, when its step is one task per host (single) — one sysinfo
+    module run less per cell. Cells whose first run goes through the task files (and every cell of a
+    plan with a variance gate, which runs only the task files) keep the sysinfo task. Sorted indices."""
+    if plan.get('gates'):
+        return []
+    seen, out = set(), []
+    for step, one in zip(steps, single):
+        for i in sorted(step.values()):
+            cell = plan['runs'][i]['cell']
+            if cell not in seen:
+                seen.add(cell)
+                if one:
+                    out.append(i)
+    return sorted(out)

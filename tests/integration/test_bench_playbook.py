@@ -51,7 +51,10 @@ def test_bench_playbook_writes_a_valid_report(tmp_path, env):
         assert cells['host-rootfs']['n'] == 3
     # the environment of both cells was described
     fstypes = {v['labels']['cell']: v['target']['fstype'] for v in results['environment'].values()}
-    assert fstypes['host-tmpfs'] == 'tmpfs'
+    assert fstypes['host-tmpfs'] == 'tmpfs' and set(fstypes) == {'host-tmpfs', 'host-rootfs'}
+    # ... by each cell's first run itself (one task per run here: the option describe), not by a sysinfo task
+    describe_task = proc.stdout.split('Describe the environment of each cell', 1)[1].split('TASK [', 1)[0]
+    assert 'ok: [' not in describe_task and 'changed: [' not in describe_task, describe_task
     report = (runs[0] / 'report.md').read_text()
     assert '## dd-write' in report and 'host-rootfs (baseline)' in report
     assert 'benchlab report: %s' % (runs[0] / 'report.md') in proc.stdout

@@ -95,7 +95,10 @@ def test_the_one_task_path_forwards_every_param(tool):
     for name in props:
         assert args[renames.get(name, name)] == 'v-%s' % name
     assert args['labels'] == {'cell': 'c'} and args['run_id'] == 'r' and args['run_key'] == 'k'
-    assert args['path'] == '/srv'
+    assert args['path'] == '/srv' and 'describe' not in args
+    # the cell's first run describes the environment (plan_schedule's describe, run.yml)
+    assert runargs.module_args(dict(run, describe=True), {})['describe'] is True
+    assert 'describe' not in runargs.module_args(dict(run, describe=False), {})
 
 
 @pytest.mark.parametrize('tool', runargs.MODULES)
