@@ -304,6 +304,10 @@ def pivot_view(p):
 
 def step_line(st):
     """One aggregate of runs started together, as text."""
+    if st.get('aggregate') is None:   # none of its steps ran together (analysis.step_aggregates)
+        return dict(benchmark=st['benchmark'], cells=' + '.join(st['cells']), guests=len(st['cells']),
+                    aggregate='no figure: the runs did not run together in any of its %d step(s)' % st.get('not_together', 0),
+                    per_guest='—', metric=st['metric'])
     return dict(benchmark=st['benchmark'], cells=' + '.join(st['cells']), guests=len(st['cells']),
                 aggregate='%s %s%s' % (fmt_stat(st['aggregate']), st['unit'],
                                        ' (%d step(s) left out: the runs did not run together)' % st['not_together']

@@ -300,6 +300,29 @@ def test_a_step_whose_runs_did_not_run_together_is_not_summed(together):
     assert '1 step(s) left out: the runs did not run together' in step_line(g12)['aggregate']
 
 
+def test_cells_that_never_ran_together_get_an_entry_without_a_figure(together):
+    """Every step of g3+g4 started 5 s apart (10 s runs): no aggregate for them, but an entry that
+    says so (n 0, aggregate and per-guest null), valid against the results schema, in every view."""
+    recs = []
+    for r in together:
+        r = json.loads(json.dumps(r))
+        r['duration_s'] = 10.0
+        r['started'] = '2026-12-04T03:%02d:00.000Z' % r['step']
+        if r['host'] == 'g4':
+            r['started'] = '2026-12-04T03:%02d:05.000Z' % r['step']
+        recs.append(r)
+    a = analyze(recs)
+    g34 = [s for s in a['steps'] if s['cells'] == ['g3', 'g4']]
+    assert g34 == [dict(benchmark='net', metric='throughput', unit='Mbit/s', cells=['g3', 'g4'], guests=2, n=0,
+                        aggregate=None, per_guest=None, not_together=3)]
+    assert [s['n'] for s in a['steps'] if s['cells'] == ['g1', 'g2']] == [3]
+    line = step_line(g34[0])
+    assert line['aggregate'] == 'no figure: the runs did not run together in any of its 3 step(s)' and line['per_guest'] == '—'
+    assert results_problems(json.loads(json.dumps(_doc(recs, None, a)))) == []
+    for text in (render_markdown(a, META), render_html(a, META), render_terminal(a, width=200)):
+        assert 'no figure: the runs did not run together in any of its 3 step(s)' in text
+
+
 def test_step_aggregate_with_distinct_values(together):
     """Scaled per repetition so mean and CI over the steps are not trivial."""
     recs = []
