@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPO / 'tests' / 'utils'))
 from bl_lab_state import lab_is_gone, snapshot  # noqa: E402
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import TOGETHER_MIN, together  # noqa: E402
 
 PREFIX = 'blt'
 HOST_ADDR = '198.19.0.1'
@@ -136,7 +137,8 @@ MATRIX = {
     ],
     'benchmarks': [
         {'name': 'dd-write', 'tool': 'dd', 'cells': ['host', 'g1', 'g2'], 'params': {'test': 'write', 'size': '8M'}},
-        {'name': 'iperf', 'tool': 'iperf', 'cells': ['host-to-g1', 'g1-to-g2', 'g2-to-host-x2'], 'params': {'time': 1}},
+        {'name': 'iperf', 'tool': 'iperf', 'cells': ['host-to-g1', 'g1-to-g2', 'g2-to-host-x2'],
+         'params': {'time': 1, 'start_delay_s': 8}},
         {'name': 'boom', 'tool': 'iperf', 'cells': ['boom'], 'params': {'time': 1}},
     ],
 }
@@ -181,9 +183,11 @@ def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_pa
     pairs = sorted((r['labels'].get('pair'), r['labels'].get('pairs'), r['labels'].get('client'))
                    for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2')
     assert pairs == [(1, 2, None), (2, 2, G1)]
-    # the two pairs (clients on two guests) started together on the agreed moment
-    starts = [r['params']['guards'] for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2']
-    assert len(set(g['start_at'] for g in starts)) == 1 and all(g['start_late_s'] < 0.5 for g in starts), starts
+    # the two pairs (clients on two guests) waited for one agreed moment and ran together from it (the
+    # analysis' own overlap rule; start_delay_s 8: under load the guests' modules took over 3.5 s to start)
+    x2 = [r for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2']
+    starts = [r['params']['guards'] for r in x2]
+    assert len(set(g['start_at'] for g in starts)) == 1 and together(x2)['fraction'] >= TOGETHER_MIN, (together(x2), starts)
     assert not any(r['labels']['cell'] == 'boom' for r in jsonl)
     # nothing of the lab is left: containers, links, routes, loop devices, mounts, processes, files;
     # the container with the lab's names that benchlab did not make is still there, reported as not ours
