@@ -13,8 +13,8 @@ What they share is made here, not by the tests:
   made here, if empty) after every test ended.
 
 Each process writes its output to <work>/<name>.log (printed when it ends) and its pytest temporary
-files under <work>/<name>; <work> is removed when everything passed and kept (its path printed)
-otherwise. The exit status is non-zero when any test failed. `-j 1` runs them one after the other.
+files under <work>/<name> (<work>: /tmp/bvm-*, short for the labs' sockets); <work> is removed when
+everything passed and kept (its path printed) otherwise. The exit status is non-zero when any test failed. `-j 1` runs them one after the other.
 """
 
 import argparse
@@ -33,7 +33,7 @@ import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 
 # the longest first: with -j smaller than their number, it starts at once
-TESTS = ['test_drbd_vm.py', 'test_kvm_multi.py', 'test_kvm_vm.py']
+TESTS = ['test_drbd_vm.py', 'test_kvm_multi.py', 'test_kvm_vm.py', 'test_libvirtd_lab.py']
 
 
 def main(argv=None):
@@ -50,15 +50,17 @@ def main(argv=None):
         if os.geteuid() == 0 and not os.path.isdir(target):
             os.makedirs(target)
             made.append(target)
-    work = Path(tempfile.mkdtemp(prefix='benchlab-test-vm-'))
+    # short: the labs' libvirtd sockets live below it (a unix socket path has 107 bytes)
+    work = Path(tempfile.mkdtemp(prefix='bvm-', dir='/tmp'))
     pending, running, failed = list(args.tests), {}, []
     try:
         while pending or running:
             while pending and len(running) < max(1, args.jobs):
                 name = pending.pop(0)
-                log = open(work / (Path(name).stem + '.log'), 'w', encoding='utf-8')
+                short = Path(name).stem[len('test_'):]
+                log = open(work / (short + '.log'), 'w', encoding='utf-8')
                 argv = [sys.executable, '-m', 'pytest', str(HERE / name), '-q', '-rs', '--durations=0',
-                        '-p', 'no:cacheprovider', '--basetemp', str(work / Path(name).stem)]
+                        '-p', 'no:cacheprovider', '--basetemp', str(work / short)]
                 running[name] = (subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                                   cwd=str(HERE.parents[1])), log, time.monotonic())
             time.sleep(1)
