@@ -63,7 +63,7 @@ def main(argv=None):
                 name = pending.pop(0)
                 short = Path(name).stem[len('test_'):]
                 log = open(work / (short + '.log'), 'w', encoding='utf-8')
-                argv = [sys.executable, '-m', 'pytest', str(HERE / name), '-q', '-rs', '--durations=0',
+                argv = [sys.executable, '-m', 'pytest', str(HERE / name), '-q', '-rsP', '--durations=0',
                         '-p', 'no:cacheprovider', '--basetemp', str(work / short)]
                 running[name] = (subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                                   cwd=str(HERE.parents[1])), log, time.monotonic())
