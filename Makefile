@@ -150,10 +150,13 @@ $(CORE220)/.installed: tests/requirements-core220.txt
 perf: setup
 	$(BIN)/python perf/perf.py
 
-# One real qemu (TCG) guest through a private libvirtd: image built once (cached in
-# /var/cache/benchlab), then boot + bench.yml + teardown. Not part of `make test` (5-11 minutes).
+# The qemu (TCG) guests, each test with its own private libvirtd: one guest (boot + bench.yml +
+# teardown), the DRBD pair (replication measured, failure paths) and four guests at once (disk bus
+# side by side, 1/2/4-guest iperf steps). The guest image is built first (once, cached in
+# /var/cache/benchlab), then the three tests run at the same time (tests/vm/run_all.py; -j 1: one
+# after the other). Not part of `make test`; see docs/development.md for its time.
 test-vm: setup libvirt-py
-	$(BIN)/python -m pytest tests/vm -q
+	$(BIN)/python tests/vm/run_all.py
 
 build: venv
 	mkdir -p build && $(BIN)/ansible-galaxy collection build --force --output-path build .

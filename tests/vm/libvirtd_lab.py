@@ -48,6 +48,7 @@ class Libvirtd:
         self.tag = tag
         self.proc = None
         self.pid = None
+        self._mnt_ns = None
         self.created_mountpoints = []
         self.sock = self.dir / 'sock' / 'libvirt-sock'
         self.uri = 'qemu:///system?socket=%s' % self.sock
@@ -61,9 +62,11 @@ class Libvirtd:
 
     def ns_pids(self):
         """Processes living in the lab's mount namespace (ours only: libvirtd and its children)."""
-        if self.pid is None:
-            return []
         mine = self._mnt_ns
+        # never the namespace this process lives in (the machine's): until `unshare` has run, the
+        # lab's pid shows it, and a lab that failed early must not kill everything on the machine
+        if self.pid is None or mine is None or mine == self._ns_inode(os.getpid(), 'mnt'):
+            return []
         pids = []
         for entry in os.listdir('/proc'):
             if entry.isdigit() and int(entry) != os.getpid():
@@ -81,6 +84,10 @@ class Libvirtd:
 
     # -- life cycle ----------------------------------------------------------------------------
     def start(self, timeout=30):
+        longest = self.dir / 'sock' / 'libvirt-admin-sock'
+        if len(str(longest).encode()) > 107:  # sun_path: 108 bytes with the NUL
+            raise ValueError('the lab directory %s is too deep: libvirtd\'s socket %s would exceed the 107 bytes '
+                             'of a unix socket path' % (self.dir, longest))
         for sub in list(STATE_DIRS) + ['sock']:
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         # what libvirt-daemon-system would have made
@@ -122,7 +129,9 @@ class Libvirtd:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError('libvirtd exited: %s' % self.log_tail())
-            self._mnt_ns = self._ns_inode(self.pid, 'mnt')
+            ns = self._ns_inode(self.pid, 'mnt')
+            if ns is not None and ns != self._ns_inode(os.getpid(), 'mnt'):
+                self._mnt_ns = ns  # the lab's own, once `unshare` has made it
             if self.sock.exists() and self.virsh('uri', check=False).returncode == 0:
                 return self
             time.sleep(0.2)

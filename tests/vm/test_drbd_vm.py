@@ -171,11 +171,6 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
     if not (REPO / '.collections/ansible_collections/community/libvirt').is_dir():
         pytest.skip('community.libvirt is not in the collections path (make setup)')
     pytest.importorskip('libvirt')
-    if os.environ.get('BENCHLAB_VM_DRBD') != '1':
-        # it passes end to end (about 14 min of TCG on 2 shared cores, see above); with the
-        # multi-guest KVM tests `make test-vm` would exceed its 25 min, so it stays opt-in until the
-        # lead decides where it runs
-        pytest.skip('opt-in: BENCHLAB_VM_DRBD=1 runs it (about 14 min of TCG on 2 shared cores)')
     timings, t0 = {}, time.monotonic()
     image = guest_image.ensure_image()
     timings['image'] = time.monotonic() - t0
