@@ -30,3 +30,26 @@ def collections_root():
     subprocesses that must import it too)."""
     from ansible_collections.benchlab import bench  # pylint: disable=import-outside-toplevel
     return Path(list(bench.__path__)[0]).parents[2]
+
+
+# -- a task result as Ansible hands it to a callback (the report callback's unit tests) --------
+
+class CallbackHost(object):
+    def __init__(self, name):
+        self.name = name
+
+    def get_name(self):
+        return self.name
+
+
+class CallbackTask(object):
+    def __init__(self, name, action, ignore_errors=False):
+        self.name, self.action, self.resolved_action, self.ignore_errors = name, action, action, ignore_errors
+
+    def get_name(self):
+        return self.name
+
+
+class CallbackResult(object):
+    def __init__(self, host, task, result):
+        self._host, self._task, self._result = CallbackHost(host), task, result

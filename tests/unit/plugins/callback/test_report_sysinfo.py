@@ -5,29 +5,7 @@
 (the benchmark modules' option describe), also when that run failed."""
 
 from ansible_collections.benchlab.bench.plugins.callback.report import CallbackModule
-
-
-class _Host(object):
-    def __init__(self, name):
-        self.name = name
-
-    def get_name(self):
-        return self.name
-
-
-class _Task(object):
-    ignore_errors = False
-
-    def __init__(self, action):
-        self.resolved_action = self.action = action
-
-    def get_name(self):
-        return 'Benchmark dd w in c1 #1'
-
-
-class _Result(object):
-    def __init__(self, action, data, host='h1'):
-        self._host, self._task, self._result = _Host(host), _Task(action), data
+from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask
 
 
 INFO = {'hostname': 'h1', 'kernel': {'release': '6.1'}, 'target': {'path': '/srv', 'fstype': 'xfs'}}
@@ -35,7 +13,7 @@ INFO = {'hostname': 'h1', 'kernel': {'release': '6.1'}, 'target': {'path': '/srv
 
 def test_a_failed_first_run_still_describes_its_cell():
     cb = CallbackModule()
-    cb.v2_runner_on_failed(_Result('benchlab.bench.run_benchmark', {
+    cb.v2_runner_on_failed(CallbackResult('h1', CallbackTask('Benchmark dd w in c1 #1', 'benchlab.bench.run_benchmark'), {
         'failed': True, 'msg': 'dd failed', 'sysinfo': INFO, 'labels': {'cell': 'c1', 'benchmark': 'w'},
         'invocation': {'module_args': {'labels': {'cell': 'c1', 'benchmark': 'w'}}}}))
     assert cb.sysinfo == {'h1/c1': dict(INFO, host='h1', labels={'cell': 'c1', 'benchmark': 'w'})}
@@ -44,10 +22,12 @@ def test_a_failed_first_run_still_describes_its_cell():
 
 def test_a_run_that_describes_its_cell_and_the_sysinfo_module_land_in_the_same_place():
     cb = CallbackModule()
-    cb.v2_runner_on_ok(_Result('benchlab.bench.run_benchmark', {'sysinfo': INFO, 'labels': {'cell': 'c1'}}))
-    cb.v2_runner_on_ok(_Result('benchlab.bench.sysinfo', {'sysinfo': dict(INFO, hostname='h2'), 'labels': {'cell': 'c2'}},
-                               host='h2'))
+    cb.v2_runner_on_ok(CallbackResult('h1', CallbackTask('Benchmark dd w in c1 #1', 'benchlab.bench.run_benchmark'),
+                                      {'sysinfo': INFO, 'labels': {'cell': 'c1'}}))
+    cb.v2_runner_on_ok(CallbackResult('h2', CallbackTask('Describe', 'benchlab.bench.sysinfo'),
+                                      {'sysinfo': dict(INFO, hostname='h2'), 'labels': {'cell': 'c2'}}))
     assert sorted(cb.sysinfo) == ['h1/c1', 'h2/c2'] and cb.sysinfo['h2/c2']['hostname'] == 'h2'
     # a failure of some other task that happens to return sysinfo is not a benchmark's: nothing kept
-    cb.v2_runner_on_failed(_Result('ansible.builtin.command', {'failed': True, 'sysinfo': INFO, 'labels': {'cell': 'c3'}}))
+    cb.v2_runner_on_failed(CallbackResult('h1', CallbackTask('cmd', 'ansible.builtin.command'),
+                                          {'failed': True, 'sysinfo': INFO, 'labels': {'cell': 'c3'}}))
     assert 'h1/c3' not in cb.sysinfo

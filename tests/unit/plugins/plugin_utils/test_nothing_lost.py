@@ -21,6 +21,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils import history, rep
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, list_runs, load_run, store_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
                                                                             read_jsonl, repair_jsonl)
+from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask
 
 
 def record(value=100.0, cell='host-rootfs'):
@@ -230,27 +231,6 @@ def test_a_schema_1_history_gains_the_owner_columns_and_keeps_its_runs(tmp_path)
 
 # -- the report callback, driven like Ansible drives it -----------------------------------------
 
-class _Host(object):
-    def __init__(self, name):
-        self.name = name
-
-    def get_name(self):
-        return self.name
-
-
-class _Task(object):
-    def __init__(self, name, action, ignore_errors=False):
-        self.name, self.action, self.resolved_action, self.ignore_errors = name, action, action, ignore_errors
-
-    def get_name(self):
-        return self.name
-
-
-class _Result(object):
-    def __init__(self, host, task, result):
-        self._host, self._task, self._result = _Host(host), task, result
-
-
 class _Playbook(object):
     _file_name = 'playbooks/bench.yml'
 
@@ -306,12 +286,12 @@ def callback(tmp_path, monkeypatch):
 
 
 def bench_ok(cb, rec, host='localhost'):
-    cb.v2_runner_on_ok(_Result(host, _Task('Benchmark dd', 'benchlab.bench.dd'), {'bench_result': rec}))
+    cb.v2_runner_on_ok(CallbackResult(host, CallbackTask('Benchmark dd', 'benchlab.bench.dd'), {'bench_result': rec}))
 
 
 def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeypatch):
     cb = callback()
-    cb.v2_runner_on_ok(_Result('localhost', _Task('plan', 'ansible.builtin.set_fact'),
+    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
                                {'ansible_facts': {'bench_plan': PLAN}}))
     bench_ok(cb, record(100.0))
     bench_ok(cb, record(101.0))
@@ -365,25 +345,25 @@ def test_a_partial_last_line_is_repaired_before_the_first_append(callback, tmp_p
 
 def test_the_dry_run_writes_the_plan_and_nothing_else(callback, tmp_path):
     cb = callback(check=True)
-    cb.v2_runner_on_ok(_Result('localhost', _Task('plan', 'ansible.builtin.set_fact'),
+    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
                                {'ansible_facts': {'bench_plan': PLAN}}))
-    cb.v2_runner_on_ok(_Result('localhost', _Task('Take this host\'s run', 'ansible.builtin.set_fact'),
+    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Take this host\'s run', 'ansible.builtin.set_fact'),
                                {'ansible_facts': {'bench_run_item': PLAN['runs'][0]}}))
     # contract 4: what a benchmark module returns in check mode
-    cb.v2_runner_on_ok(_Result('localhost', _Task('Benchmark dd', 'benchlab.bench.dd'), {'changed': False, 'bench_dry_run': {
+    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Benchmark dd', 'benchlab.bench.dd'), {'changed': False, 'bench_dry_run': {
         'tool': 'dd', 'argv': ['dd', 'if=/dev/zero', 'of=/dev/loop9', 'bs=1M'], 'writes': ['/dev/loop9'],
         'creates': [], 'removes': [], 'refused': '/dev/loop9: partition /dev/loop9p1 is mounted on /mnt'},
         'bench_result': record(5.0)}))
     # what the modules return today: their cmd
-    cb.v2_runner_on_ok(_Result('localhost', _Task('Benchmark fio', 'benchlab.bench.fio'),
+    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Benchmark fio', 'benchlab.bench.fio'),
                                {'changed': False, 'cmd': ['fio', '--name=x']}))
-    cb.v2_runner_item_on_ok(_Result('localhost', _Task('Define the guest', 'community.libvirt.virt'),
+    cb.v2_runner_item_on_ok(CallbackResult('localhost', CallbackTask('Define the guest', 'community.libvirt.virt'),
                                     {'changed': True, 'item': 'guest-1', 'msg': 'would define\x1b[31m guest-1'}))
-    cb.v2_runner_on_ok(_Result('localhost', _Task('Define the guest', 'community.libvirt.virt'),
+    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Define the guest', 'community.libvirt.virt'),
                                {'changed': True, 'results': [{'changed': True}]}))  # the loop's summary: not twice
-    cb.v2_runner_on_failed(_Result('localhost', _Task('Benchmark dd device', 'benchlab.bench.dd'),
+    cb.v2_runner_on_failed(CallbackResult('localhost', CallbackTask('Benchmark dd device', 'benchlab.bench.dd'),
                                    {'msg': 'refusing /dev/loop8: destructive: true is required'}))
-    cb.v2_runner_on_failed(_Result('localhost', _Task('Read the key', 'ansible.builtin.slurp'),
+    cb.v2_runner_on_failed(CallbackResult('localhost', CallbackTask('Read the key', 'ansible.builtin.slurp'),
                                    {'msg': 'file not found: /etc/benchlab/key'}))
     cb.v2_playbook_on_stats(None)
     run_dir = tmp_path / 'runs' / cb.rundir.run_id
@@ -415,7 +395,7 @@ def test_a_dry_run_of_an_existing_run_leaves_its_files_alone(callback, tmp_path)
     for name in ('results.jsonl', 'plan.json', 'report.md'):
         (run_dir / name).write_text('{"kept": "%s"}\n' % name)
     cb = callback(check=True, run_id='measured')
-    cb.v2_runner_on_ok(_Result('localhost', _Task('plan', 'ansible.builtin.set_fact'),
+    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
                                {'ansible_facts': {'bench_plan': PLAN}}))
     cb.v2_playbook_on_stats(None)
     for name in ('results.jsonl', 'plan.json', 'report.md'):
