@@ -263,16 +263,10 @@ def supports_o_direct(directory):
 
 def layout_bs(p):
     """fio's bs for the module's options: `<bs>,1M` for a read-only job of blocks below 1 MiB (its
-    file laid out in 1 MiB writes, READ_ONLY above), else bs as given."""
-    bs = p['bs']
-    if p['rw'] not in READ_ONLY or ',' in bs or ':' in bs or any(k in p['options'] for k in BS_OPTIONS):
-        return bs
-    try:
-        if parse_size(bs) >= LAYOUT_BS:
-            return bs
-    except UnitError:
-        return bs
-    return '%s,1M' % bs
+    file laid out in 1 MiB writes, READ_ONLY above), else bs as given (validate() has parsed it)."""
+    if p['rw'] not in READ_ONLY or any(k in p['options'] for k in BS_OPTIONS) or parse_size(p['bs']) >= LAYOUT_BS:
+        return p['bs']
+    return '%s,1M' % p['bs']
 
 
 def job_argv(fio_bin, p, workdir, direct):
