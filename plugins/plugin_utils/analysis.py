@@ -400,8 +400,8 @@ def step_aggregates(bench, measured):
             cells = tuple(c['cell'] for c in bench['cells'] if c['cell'] in ran)
             tog = together(step_recs[step])
             if tog is not None and tog['fraction'] < TOGETHER_MIN:
-                count, _unit = apart.get(cells, (0, None))
-                apart[cells] = (count + 1, next(iter(units)))   # no concurrent figure: not summed
+                # no concurrent figure: not summed, counted
+                apart.setdefault(cells, {'steps': 0, 'unit': next(iter(units))})['steps'] += 1
                 continue
             groups.setdefault(cells, []).append(ran)
     out = []
@@ -411,12 +411,12 @@ def step_aggregates(bench, measured):
         per = summarize([v for ran in steps for v, _u in ran.values()])
         out.append(dict(benchmark=bench['name'], metric=m, unit=next(iter(steps[0].values()))[1], cells=list(cells),
                         guests=len(cells), n=len(steps), aggregate=sums, per_guest=_brief(per),
-                        not_together=apart.get(cells, (0, None))[0]))
+                        not_together=apart.get(cells, {}).get('steps', 0)))
     # cells that ran together in no step at all: said, with no figure (not silently missing)
-    for cells, (count, unit) in apart.items():
+    for cells, left in apart.items():
         if cells not in groups:
-            out.append(dict(benchmark=bench['name'], metric=m, unit=unit, cells=list(cells), guests=len(cells), n=0,
-                            aggregate=None, per_guest=None, not_together=count))
+            out.append(dict(benchmark=bench['name'], metric=m, unit=left['unit'], cells=list(cells), guests=len(cells), n=0,
+                            aggregate=None, per_guest=None, not_together=left['steps']))
     return out
 
 

@@ -108,9 +108,9 @@ def one_task(run, hostvars):
 
 def plan_schedule(plan, hostvars):
     """{'steps': schedule_runs(...), 'contention': {host: resources}, 'one_task': [bool per step],
-    'together': [bool per step], 'describe': [run index], 'described_cells': [cell]} for a plan (its `concurrency`, default 1). A step is one task per
-    host when every run in it is (one_task): all hosts of a step then include the same file and run at
-    the same time. A step of several hosts in a plan that runs contending hosts at once on purpose
+    'together': [bool per step], 'describe': [run index], 'described_cells': [cell]} for a plan (its
+    `concurrency`, default 1). A step is one task per host when every run in it is (one_task): all
+    hosts of a step then include the same file and run at the same time. A step of several hosts in a plan that runs contending hosts at once on purpose
     (concurrency > 1: "N guests at once") is `together`: its runs start on one agreed moment
     (guards.start_at), so that the step's aggregate sums runs that really ran at once."""
     res = contention(plan, hostvars)
