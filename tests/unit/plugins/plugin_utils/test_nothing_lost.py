@@ -292,7 +292,7 @@ def bench_ok(cb, rec, host='localhost'):
 def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeypatch):
     cb = callback()
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
-                               {'ansible_facts': {'bench_plan': PLAN}}))
+                                      {'ansible_facts': {'bench_plan': PLAN}}))
     bench_ok(cb, record(100.0))
     bench_ok(cb, record(101.0))
 
@@ -346,9 +346,9 @@ def test_a_partial_last_line_is_repaired_before_the_first_append(callback, tmp_p
 def test_the_dry_run_writes_the_plan_and_nothing_else(callback, tmp_path):
     cb = callback(check=True)
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
-                               {'ansible_facts': {'bench_plan': PLAN}}))
+                                      {'ansible_facts': {'bench_plan': PLAN}}))
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Take this host\'s run', 'ansible.builtin.set_fact'),
-                               {'ansible_facts': {'bench_run_item': PLAN['runs'][0]}}))
+                                      {'ansible_facts': {'bench_run_item': PLAN['runs'][0]}}))
     # contract 4: what a benchmark module returns in check mode
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Benchmark dd', 'benchlab.bench.dd'), {'changed': False, 'bench_dry_run': {
         'tool': 'dd', 'argv': ['dd', 'if=/dev/zero', 'of=/dev/loop9', 'bs=1M'], 'writes': ['/dev/loop9'],
@@ -356,15 +356,15 @@ def test_the_dry_run_writes_the_plan_and_nothing_else(callback, tmp_path):
         'bench_result': record(5.0)}))
     # what the modules return today: their cmd
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Benchmark fio', 'benchlab.bench.fio'),
-                               {'changed': False, 'cmd': ['fio', '--name=x']}))
+                                      {'changed': False, 'cmd': ['fio', '--name=x']}))
     cb.v2_runner_item_on_ok(CallbackResult('localhost', CallbackTask('Define the guest', 'community.libvirt.virt'),
-                                    {'changed': True, 'item': 'guest-1', 'msg': 'would define\x1b[31m guest-1'}))
+                                           {'changed': True, 'item': 'guest-1', 'msg': 'would define\x1b[31m guest-1'}))
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('Define the guest', 'community.libvirt.virt'),
-                               {'changed': True, 'results': [{'changed': True}]}))  # the loop's summary: not twice
+                                      {'changed': True, 'results': [{'changed': True}]}))  # the loop's summary: not twice
     cb.v2_runner_on_failed(CallbackResult('localhost', CallbackTask('Benchmark dd device', 'benchlab.bench.dd'),
-                                   {'msg': 'refusing /dev/loop8: destructive: true is required'}))
+                                          {'msg': 'refusing /dev/loop8: destructive: true is required'}))
     cb.v2_runner_on_failed(CallbackResult('localhost', CallbackTask('Read the key', 'ansible.builtin.slurp'),
-                                   {'msg': 'file not found: /etc/benchlab/key'}))
+                                          {'msg': 'file not found: /etc/benchlab/key'}))
     cb.v2_playbook_on_stats(None)
     run_dir = tmp_path / 'runs' / cb.rundir.run_id
     assert sorted(p.name for p in run_dir.iterdir()) == ['dry-run.json', 'report.md']
@@ -396,7 +396,7 @@ def test_a_dry_run_of_an_existing_run_leaves_its_files_alone(callback, tmp_path)
         (run_dir / name).write_text('{"kept": "%s"}\n' % name)
     cb = callback(check=True, run_id='measured')
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
-                               {'ansible_facts': {'bench_plan': PLAN}}))
+                                      {'ansible_facts': {'bench_plan': PLAN}}))
     cb.v2_playbook_on_stats(None)
     for name in ('results.jsonl', 'plan.json', 'report.md'):
         assert (run_dir / name).read_text() == '{"kept": "%s"}\n' % name
