@@ -34,7 +34,7 @@ RESULT_RE = re.compile(
     ID + r'\s+(?P<start>\d+(?:\.\d+)?)\s*-\s*(?P<end>\d+(?:\.\d+)?)\s+sec\s+(?P<xfer>\d+(?:\.\d+)?)\s+(?P<xunit>[KMGT]?Bytes)'
     r'\s+(?P<rate>\d+(?:\.\d+)?)\s+(?P<runit>[KMGT]?(?:bits|Bytes)/sec)(?P<rest>.*)$')
 UDP_REST_RE = re.compile(
-    r'^\s+(?:(?P<jitter>\d+(?:\.\d+)?)\s+ms\s+)?(?P<lost>-?\d+)/\s*(?P<total>-?\d+)\s+\((?P<pct>[-+0-9.e]+|nan)%\)')
+    r'^\s+(?:(?P<jitter>\d+(?:\.\d+)?)\s+ms\s+)?(?P<lost>-?\d+)/\s*(?P<total>-?\d+)\s+\((?P<pct>[-+]?nan|[-+0-9.e]+)%\)')
 ENHANCED_REST_RE = re.compile(r'^\s+(?P<writes>\d+)/(?P<errs>\d+)\s+(?P<retry>\d+)\s')
 IPERF3_TEXT_RE = re.compile(r'^(?:Connecting to host |iperf Done\.|\[ ID\] Interval\s+Transfer\s+Bitrate|'
                             r'Server listening on \d+\s*(?:\(test #\d+\))?$|iperf3: )')
@@ -43,6 +43,7 @@ ERROR_RES = (
     re.compile(r'^(?:tcp |udp )?connect failed: .*$'),
     re.compile(r'^read failed: .*$'),
     re.compile(r'^write failed: .*$'),
+    re.compile(r'^recvmsg failed: .*$'),
     re.compile(r'^(?:ERROR|error): .*$'),
     re.compile(r'^iperf3: error - .*$'),
     re.compile(r'^(?:\[\s*\d+\] )?WARNING: did not receive ack of last datagram.*$'),
@@ -227,6 +228,19 @@ def _iperf3_streams(streams, protocol):
     return detail
 
 
+START_ATTEMPTS = 3
+
+
+def udp_stream_refused(version, udp, parallel, *texts):
+    """True when an iperf 2 UDP client of several streams had a stream refused at its start. The
+    iperf 2 UDP server connects its socket to each stream it accepts and then opens the port again:
+    a stream whose first datagram comes in between gets ICMP port unreachable (the client prints
+    "recvmsg failed: Connection refused" and may crash). That run measured nothing for the stream;
+    starting the client again is safe (the server keeps listening)."""
+    return (version == 2 and bool(udp) and parallel > 1
+            and any('Connection refused' in (t or '') for t in texts))
+
+
 def received_anything(summary):
     return bool(summary.get('throughput_mbit_s'))
 
@@ -286,6 +300,11 @@ def _summarize2(fmt, sender_rows, receiver_rows, udp, errors, retries=None):
             out['throughput_mbit_s'] = sum(r['bps'] for r in per_stream_r) / 1e6
             lost = sum(r['lost'] for r in per_stream_r)
             total = sum(r['total'] for r in per_stream_r)
+        silent = [r for r in per_stream_r if r['total'] == 0]
+        if silent and len(per_stream_r) > 1:
+            raise IperfParseError(
+                'iperf2 UDP stream %s received no datagrams while another did: that stream never ran, the sum would '
+                'count it as 0%s' % (silent[0]['id'], ' (iperf said: %s)' % '; '.join(errors[:3]) if errors else ''))
         jitters = [r['jitter'] for r in per_stream_r if r.get('jitter') is not None]
         if not jitters and sum_r and sum_r[0].get('jitter') is not None:
             jitters = [sum_r[0]['jitter']]

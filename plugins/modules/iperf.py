@@ -222,7 +222,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import Ben
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_names, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
-    IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json, server_argv, version_from_output)
+    START_ATTEMPTS, IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json, server_argv,
+    udp_stream_refused, version_from_output)
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf_server import (
     is_iperf_server, kill_server, server_output, start_server)
 from ansible_collections.benchlab.bench.plugins.module_utils.procfs import proc_cmdline
@@ -324,22 +325,36 @@ def check_client(module, p):
             module.fail_json(msg='%s must be at least 1, got %s' % (key, p[key]))
 
 
-def measure_client(br, argv, version, records_args):
-    """Run the client once; fail with iperf's own error, else return its records. The client runs
+def measure_client(br, argv, p, records_args):
+    """Run the client; fail with iperf's own error, else return its records. The client runs
     through runner.run, not br.run: no quiet verdict over the run is taken for iperf (its peer, an
-    iperf server of this host started by an earlier task, would read as other load), as before."""
-    started = utc_now()
-    res = run(br.module, argv)
+    iperf server of this host started by an earlier task, would read as other load), as before.
+    An iperf 2 UDP stream refused at its start (udp_stream_refused) starts the client again, up
+    to START_ATTEMPTS times in all, each time said in the record's warnings."""
+    version = p['version']
+    for attempt in range(1, START_ATTEMPTS + 1):
+        started = utc_now()
+        res = run(br.module, argv)
+        if attempt == START_ATTEMPTS or not udp_stream_refused(version, p['udp'], p['parallel'],
+                                                               res.stdout, res.stderr):
+            break
+        records_args['warnings'].append(
+            'iperf 2 UDP: a stream was refused at its start (the iperf 2 server opens its UDP port again after '
+            'each stream it accepts; a stream arriving in between is refused): the client ran again (attempt %d of '
+            '%d)' % (attempt + 1, START_ATTEMPTS))
+    what = br.what
+    if attempt > 1:
+        what = '%s (started %d times: a UDP stream was refused at its start every time)' % (what, attempt)
     if version == 3 and (not res.ok or '"error"' in (res.stdout or '')):
         msg = None
         try:
             parse_iperf3_json(res.stdout or '')
         except IperfParseError as e:
             msg = str(e)
-        br.fail(br.what, res, extra=msg)
+        br.fail(what, res, extra=msg)
     elif version == 2 and not res.ok:
-        br.fail(br.what, res, extra='; '.join(error_lines(res.stderr, res.stdout)) or None)
-    return br.parse(br.what, res, iperf_records, res.stdout, res.stderr, started=started, duration_s=res.duration_s,
+        br.fail(what, res, extra='; '.join(error_lines(res.stderr, res.stdout)) or None)
+    return br.parse(what, res, iperf_records, res.stdout, res.stderr, started=started, duration_s=res.duration_s,
                     cmd=argv, **records_args)
 
 
@@ -401,7 +416,7 @@ def client_main(module, p):
                     module.fail_json(msg=err, **br.result)
                 br.result['pid'] = proc.pid
             br.measure(params, warnings, competing=competing_except_own_server(port, p['guards']))
-            records = measure_client(br, argv, version, records_args)
+            records = measure_client(br, argv, p, records_args)
         finally:
             if proc is not None:
                 stop_spawned_server(proc, p, version, br.result)

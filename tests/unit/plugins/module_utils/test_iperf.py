@@ -20,7 +20,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils import iperf as ip
 from ansible_collections.benchlab.bench.plugins.module_utils import iperf_server, procfs
 from ansible_collections.benchlab.bench.plugins.module_utils.common import version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
-    IperfParseError, client_argv, detect_format, iperf_records, parse_iperf, server_argv)
+    IperfParseError, client_argv, detect_format, iperf_records, parse_iperf, server_argv, udp_stream_refused)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 
 D = 'iperf/'
@@ -422,3 +422,32 @@ def test_kill_server_escalates_to_sigkill():
 
 
 # --------------------------------------------------------------------------- the filter
+
+
+# --------------------------------------------------------------------------- iperf2 UDP start race
+
+def test_iperf2_udp_stream_refused_at_its_start_is_no_measurement(read_fixture):
+    # three of eight reverse streams were refused (0/0, -nan%) and [SUM] adds up the five others:
+    # 4955 Kbits/sec for eight streams asked 1 Mbit/s each would be a wrong number, never a record
+    text = fx(read_fixture, 'iperf-2.1.8-udp-R-P8-race.txt')
+    err = fx(read_fixture, 'iperf-2.1.8-udp-R-P8-race.stderr')
+    assert '[SUM] 0.0000-1.0846 sec   656 KBytes  4955 Kbits/sec' in text
+    with pytest.raises(IperfParseError) as exc:
+        parse_iperf(text, err)
+    assert str(exc.value).startswith('iperf2 UDP stream 2 received no datagrams while another did')
+    assert 'recvmsg failed: Connection refused' in str(exc.value)
+    with pytest.raises(IperfParseError, match='stream 2 received no datagrams'):
+        parse_iperf(text)  # the output alone says it: stderr is not needed
+
+
+@pytest.mark.parametrize('version,udp,parallel,expected', [
+    (2, True, 8, True),
+    (2, True, 1, False),   # one stream: no other stream's accept to race with
+    (2, False, 8, False),  # TCP: a refused connection is a server that is not there
+    (3, True, 8, False),   # iperf3 runs its streams over one control connection
+])
+def test_udp_stream_refused_only_for_iperf2_udp_with_several_streams(read_fixture, version, udp, parallel,
+                                                                   expected):
+    err = fx(read_fixture, 'iperf-2.1.8-udp-R-P8-race.stderr')
+    assert udp_stream_refused(version, udp, parallel, '', err) is expected
+    assert udp_stream_refused(version, udp, parallel, fx(read_fixture, 'iperf-2.1.8-udp-P2-fk.txt'), '') is False

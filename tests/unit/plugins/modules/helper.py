@@ -26,6 +26,7 @@ A case::
       msg: [part, ...]                 # parts the failure message must contain
       result:                          # dotted keys -> expected values
         bench_result.metrics.throughput.unit: MB/s
+      warnings_contain: [part, ...]    # parts that some warning of bench_result must contain
 """
 
 import fnmatch
@@ -163,3 +164,6 @@ def check_outcome(case, result, procs):
         assert argv_matches(case['dry_run_argv'], argv), 'dry-run argv %r does not match %r' % (argv, case['dry_run_argv'])
     for key, value in (case.get('result') or {}).items():
         assert dotted(result, key) == value, (key, dotted(result, key), value)
+    warnings = result.get('bench_result', {}).get('warnings', [])
+    for part in case.get('warnings_contain', []):
+        assert any(part in w for w in warnings), (part, warnings)
