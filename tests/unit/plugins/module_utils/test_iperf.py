@@ -446,8 +446,7 @@ def test_iperf2_udp_stream_refused_at_its_start_is_no_measurement(read_fixture):
     (2, False, 8, False),  # TCP: a refused connection is a server that is not there
     (3, True, 8, False),   # iperf3 runs its streams over one control connection
 ])
-def test_udp_stream_refused_only_for_iperf2_udp_with_several_streams(read_fixture, version, udp, parallel,
-                                                                   expected):
+def test_udp_stream_refused_only_for_iperf2_udp_with_several_streams(read_fixture, version, udp, parallel, expected):
     err = fx(read_fixture, 'iperf-2.1.8-udp-R-P8-race.stderr')
     assert udp_stream_refused(version, udp, parallel, '', err) is expected
     assert udp_stream_refused(version, udp, parallel, fx(read_fixture, 'iperf-2.1.8-udp-P2-fk.txt'), '') is False
