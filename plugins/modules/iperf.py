@@ -73,7 +73,12 @@ options:
     type: bool
     default: false
   parallel:
-    description: Number of parallel streams (C(-P)); the record's throughput is their sum.
+    description:
+      - Number of parallel streams (C(-P)); the record's throughput is their sum.
+      - With iperf 2 and O(udp=true), a stream that received nothing while another did fails the run
+        (the sum would count it as 0), and a stream refused at its start (the iperf 2 server opens
+        its UDP port again after each stream it accepts) runs the client again, up to 3 times in
+        all; the record's warnings say so.
     type: int
     default: 1
   window:
