@@ -7,7 +7,15 @@ libvirtd runs in its own mount and network namespaces (`unshare --mount --net`):
   into the machine's real libvirt directories;
 - net: the bridges, tap devices and iptables rules libvirt makes for its networks live and die
   with the namespace; Ansible reaches the guests by running inside the same network namespace
-  (`nsenter --net`).
+  (`nsenter`, below).
+Commands run in the lab (`lab.nsenter(argv)`: ansible-playbook, ip) see it the way `ip netns exec`
+shows a namespace: its network namespace and, in a mount namespace of their own, a sysfs mounted
+afresh on /sys. sysfs shows the network devices of the namespace that mounted it, so without that
+/sys/class/net would still list the machine's interfaces (a bridge made in the lab, which the
+kvm_guest role looks for in /sys/class/net/<bridge>/bridge, would not be there). Everything else is
+the machine's: the same file systems (files written land where they would), the same block
+devices in the new sysfs (/sys/block, /sys/dev/block: losetup, blkid); the submounts of /sys
+(/sys/fs/cgroup, ...) are not there.
 The client socket is in the work directory: connect with `lab.uri` (qemu:///system?socket=...).
 Stopping destroys what is left, kills every process of the namespace (libvirtd, qemu, dnsmasq:
 only processes whose mount namespace is the lab's) and removes the mount points it had to create.
@@ -75,8 +83,13 @@ class Libvirtd:
         return pids
 
     def nsenter(self, argv):
-        """argv prefixed to run inside the lab's network namespace (filesystem unchanged)."""
-        return ['nsenter', '--net=/proc/%d/ns/net' % self.pid, '--'] + [str(a) for a in argv]
+        """argv prefixed to run inside the lab's network namespace, with the lab's own /sys (as `ip netns
+        exec` does: a mount namespace of its own, slave to the machine's so that the machine's later
+        mounts still reach it, where the machine's /sys is detached and a sysfs mounted, which then
+        shows the lab's network devices). The mount namespace dies with the command's last process."""
+        sysfs = 'umount -l /sys && mount -t sysfs sysfs /sys && exec "$@"'
+        return (['nsenter', '--net=/proc/%d/ns/net' % self.pid, '--', 'unshare', '--mount', '--propagation', 'slave',
+                 '--', 'sh', '-c', sysfs, 'sh'] + [str(a) for a in argv])
 
     def virsh(self, *args, check=True, timeout=60):
         return subprocess.run(['virsh', '-q', '-c', self.uri] + [str(a) for a in args], capture_output=True,

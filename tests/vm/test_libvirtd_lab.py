@@ -3,10 +3,17 @@
 A lab whose libvirtd failed before `unshare` made its namespaces saw the machine's own mount
 namespace under its pid, and its stop() then killed every process of the machine's namespace (it
 happened: a lab directory too deep for libvirtd's unix socket). Now it kills nothing then, and a
-too-deep directory is refused before anything starts."""
+too-deep directory is refused before anything starts.
+
+And what a command run in the lab (lab.nsenter) sees: the lab's network devices in /sys/class/net
+(the kvm_guest role looks for a bridged guest's bridge there), the machine's block devices and file
+systems."""
 
 import os
+import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,3 +38,35 @@ def test_a_lab_directory_too_deep_for_the_socket_is_refused_before_anything_star
     with pytest.raises(ValueError, match='too deep.*libvirt-admin-sock'):
         lab.start()
     assert lab.proc is None and not deep.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ('unshare', 'nsenter', 'ip', 'losetup')),
+                    reason='needs root, unshare, nsenter, ip, losetup')
+def test_a_command_in_the_lab_sees_the_labs_network_devices_in_sysfs_and_the_machines_files(tmp_path):
+    lab = libvirtd_lab.Libvirtd(tmp_path)
+    # a network namespace of its own in place of the lab's libvirtd (nsenter only needs its pid)
+    holder = subprocess.Popen(['unshare', '--net', '--', 'sleep', '60'])
+    try:
+        for _i in range(50):
+            if os.readlink('/proc/%d/ns/net' % holder.pid) != os.readlink('/proc/self/ns/net'):
+                break
+            time.sleep(0.1)
+        lab.pid = holder.pid
+
+        def run(*argv):
+            return subprocess.run(lab.nsenter(argv), capture_output=True, text=True, check=True, timeout=30).stdout
+
+        run('ip', 'link', 'add', 'kvmtsys0', 'type', 'bridge')
+        assert run('ls', '/sys/class/net').split() == ['kvmtsys0', 'lo']
+        assert run('ls', '-d', '/sys/class/net/kvmtsys0/bridge').strip()
+        assert not os.path.exists('/sys/class/net/kvmtsys0')
+        # the block devices are the machine's (losetup, blkid, the device guard read /sys/block and /sys/dev/block)
+        assert run('ls', '/sys/block').split() == sorted(os.listdir('/sys/block'))
+        assert run('losetup', '-a') == subprocess.run(['losetup', '-a'], capture_output=True, text=True,
+                                                      check=True).stdout
+        # files written in the lab land on the machine's file systems
+        run('sh', '-c', 'echo written > %s' % (tmp_path / 'out'))
+        assert (tmp_path / 'out').read_text() == 'written\n'
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)

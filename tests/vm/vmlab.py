@@ -32,9 +32,10 @@ def image_host_key(image):
     return ' '.join(out[:2])
 
 
-def guest_vars(image, work, name, ip, state='present', **extra):
+def guest_vars(image, work, name, ip, state='present', gateway=None, **extra):
     """kvm_guest variables of one small TCG guest on the lab's routed network (direct kernel boot,
-    static address and host name from the kernel command line)."""
+    static address and host name from the kernel command line; `gateway`: the guest's default
+    route, the host's address on the routed network unless given, e.g. on a bridge of the test's own)."""
     out = {
         'kvm_guest_serial_log': str(work / ('console-%s.log' % name)),
         'kvm_guest_state': state,
@@ -59,7 +60,7 @@ def guest_vars(image, work, name, ip, state='present', **extra):
         'kvm_guest_initrd': str(image / 'initrd.img'),
         # systemd.hostname: DRBD matches its `on` sections against uname -n
         'kvm_guest_cmdline': 'root=/dev/vda rw console=ttyS0 net.ifnames=0 systemd.hostname=%s '
-                             'ip=%s::%s:255.255.255.0:%s:eth0:off' % (name, ip, NET['host'], name),
+                             'ip=%s::%s:255.255.255.0:%s:eth0:off' % (name, ip, gateway or NET['host'], name),
         'kvm_guest_ssh_private_key_file': str(image / 'id_ed25519'),
         'kvm_guest_ssh_host_public_key': image_host_key(image),
         'kvm_guest_known_hosts_file': str(work / 'known_hosts'),
