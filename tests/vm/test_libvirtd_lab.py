@@ -51,6 +51,8 @@ def test_a_command_in_the_lab_sees_the_labs_network_devices_in_sysfs_and_the_mac
             if os.readlink('/proc/%d/ns/net' % holder.pid) != os.readlink('/proc/self/ns/net'):
                 break
             time.sleep(0.1)
+        # never the machine's own namespace: the bridge below would be made on the machine
+        assert os.readlink('/proc/%d/ns/net' % holder.pid) != os.readlink('/proc/self/ns/net')
         lab.pid = holder.pid
 
         def run(*argv):
