@@ -340,8 +340,8 @@ def measure_client(br, argv, p, records_args):
     for attempt in range(1, START_ATTEMPTS + 1):
         started = utc_now()
         res = run(br.module, argv)
-        if attempt == START_ATTEMPTS or not udp_stream_refused(version, p['udp'], p['parallel'],
-                                                               res.stdout, res.stderr):
+        refused = udp_stream_refused(version, p['udp'], p['parallel'], res.stdout, res.stderr)
+        if attempt == START_ATTEMPTS or not refused:
             break
         records_args['warnings'].append(
             'iperf 2 UDP: a stream was refused at its start (the iperf 2 server opens its UDP port again after '
@@ -349,7 +349,8 @@ def measure_client(br, argv, p, records_args):
             '%d)' % (attempt + 1, START_ATTEMPTS))
     what = br.what
     if attempt > 1:
-        what = '%s (started %d times: a UDP stream was refused at its start every time)' % (what, attempt)
+        what = '%s (started %d times: a UDP stream was refused at its start %s)' % (
+            what, attempt, 'every time' if refused else 'the first %d' % (attempt - 1))
     if version == 3 and (not res.ok or '"error"' in (res.stdout or '')):
         msg = None
         try:
