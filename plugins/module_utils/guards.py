@@ -95,7 +95,7 @@ def competing_names(guards):
 
 def competing_processes(proc='/proc', own_pid=None, names=LOAD_GENERATORS):
     """[(pid, name)] of processes named one of `names` running now, other than `own_pid` and its
-    children."""
+    children. A zombie (exited, not yet reaped: an iperf server just stopped) runs nothing."""
     own_pid = own_pid or os.getpid()
     found = []
     try:
@@ -111,10 +111,11 @@ def competing_processes(proc='/proc', own_pid=None, names=LOAD_GENERATORS):
             if name not in names:
                 continue
             with open(os.path.join(proc, entry, 'stat')) as f:
-                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+                fields = f.read().rsplit(')', 1)[1].split()
+            state, ppid = fields[0], int(fields[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ppid != own_pid:
+        if ppid != own_pid and state not in ('Z', 'X'):
             found.append((int(entry), name))
     return sorted(found)
 

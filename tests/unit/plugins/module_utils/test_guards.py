@@ -96,6 +96,14 @@ def test_competing_processes_finds_a_real_compressor():
         assert (proc.pid, 'bzip2') not in competing_processes(own_pid=1)
         # the caller's own children are its own measurement, not competition
         assert (proc.pid, 'bzip2') not in competing_processes(names=('bzip2',))
+        # exited and not yet reaped (a zombie): nothing runs, no competition
+        proc.kill()
+        for _attempt in range(50):
+            with open('/proc/%d/stat' % proc.pid) as f:
+                if f.read().rsplit(')', 1)[1].split()[0] == 'Z':
+                    break
+            time.sleep(0.05)
+        assert (proc.pid, 'bzip2') not in competing_processes(own_pid=1, names=('bzip2',))
     finally:
         proc.kill()
         proc.wait()
