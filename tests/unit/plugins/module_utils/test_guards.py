@@ -7,6 +7,7 @@ import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
     GuardError, apply_guards, competing_names, competing_processes, normalize, quiet_verdict)
+from ansible_collections.benchlab.bench.plugins.module_utils.procfs import proc_state
 
 
 class Clock(object):
@@ -99,10 +100,10 @@ def test_competing_processes_finds_a_real_compressor():
         # exited and not yet reaped (a zombie): nothing runs, no competition
         proc.kill()
         for _attempt in range(50):
-            with open('/proc/%d/stat' % proc.pid) as f:
-                if f.read().rsplit(')', 1)[1].split()[0] == 'Z':
-                    break
+            if proc_state(proc.pid) == 'Z':
+                break
             time.sleep(0.05)
+        assert proc_state(proc.pid) == 'Z'
         assert (proc.pid, 'bzip2') not in competing_processes(own_pid=1, names=('bzip2',))
     finally:
         proc.kill()
