@@ -358,12 +358,20 @@ def _follows(cells, key, factor):
 def _row_labels(cells, keys, factor):
     """The labels a pivot's rows need: `keys` less those that tell no two cells of one column apart
     (a client guest's own storage when its direction already places it). One label at a time, the
-    one whose removal leaves the fewest rows (the densest table); never two cells in one place."""
+    one whose removal leaves the fewest rows (the densest table); never two cells in one place. Where
+    the choice would be arbitrary, the table says so instead: labels that vary together in these cells
+    are shown together, and of two that would each place the cells in rows of their own, neither goes."""
     def places(labels):
         return set((tuple(repr(c['labels'].get(k)) for k in labels), repr(label_value(c, factor))) for c in cells)
 
     def rows(labels):
         return len(set(tuple(repr(c['labels'].get(k)) for k in labels) for c in cells))
+
+    def split(labels):
+        groups = {}
+        for i, c in enumerate(cells):
+            groups.setdefault(tuple(repr(c['labels'].get(k)) for k in labels), []).append(i)
+        return frozenset(frozenset(g) for g in groups.values())
 
     n = len(places(keys))
     kept = list(keys)
@@ -371,8 +379,19 @@ def _row_labels(cells, keys, factor):
         fits = [[x for x in kept if x != k] for k in kept]
         fits = [t for t in fits if len(places(t)) == n]
         if not fits:
-            return kept
+            break
+        fewest = min(rows(t) for t in fits)
+        # two labels that each place the cells but group them differently (two factors crossed in
+        # half of their combinations): rows by either would credit it with what the other did; both stay
+        if len(set(split(t) for t in fits if rows(t) == fewest)) > 1:
+            break
         kept = min(fits, key=lambda t: (rows(t), -len(t), [k for k in kept if k not in t]))
+    # a label left out that splits the rows exactly as the kept ones do (two factors that vary
+    # together in these cells: cache mode and network, say) is shown beside them: which of the two
+    # made the difference cannot be told here, and the table must not credit one of them alone
+    if kept:
+        kept = [k for k in keys if k in kept or rows(kept + [k]) == rows(kept)]
+    return kept
 
 
 def _better_of(cells, metric):

@@ -171,11 +171,11 @@ def test_pivot_rows_leave_out_labels_that_follow_the_factor(nodes):
     (p,) = analyze(recs, _plan(), pivot='node')['pivots']
     assert p['columns'] == ['a', 'b'] and p['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
     assert all(c is not None for row in p['cells'] for c in row)
-    # the other way round, disk varies within each column but tells no two cells apart that node does
-    # not (a label the lab adds for the client host): no row label either; node stays (without it two
-    # cells would share a place)
+    # the other way round, disk varies within each column and goes with node (a label the lab adds for
+    # the client host): node is needed (without it two cells would share a place) and disk splits the
+    # rows exactly as node does, so it is shown beside it: the table cannot tell which of the two it is
     (q,) = analyze(recs, _plan(), pivot='storage')['pivots']
-    assert q['rows'] == [{'node': 'a'}, {'node': 'b'}]
+    assert q['rows'] == [{'disk': 'sda', 'node': 'a'}, {'disk': 'vda', 'node': 'b'}]
     assert analyze(recs, _plan(), pivot='disk')['pivots'][0]['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
     # the KVM rendition's shape: the direction places a cell, the client guest's own storage (dir in the
     # bridged column, loop in the routed one) only splits it: rows by direction, every cell filled
@@ -199,6 +199,48 @@ def test_pivot_rows_leave_out_labels_that_follow_the_factor(nodes):
     rows = list(csv.reader(io.StringIO(render_pivot_csv(a))))
     assert rows[0][:4] == ['benchmark', 'metric', 'unit', 'machine=%s mean' % CELLS[0]] and len(rows) == 2
     assert '<table class="pivot">' in render_html(a, META)
+
+
+def test_pivot_rows_show_two_labels_that_vary_together(nodes):
+    """Two factors that vary together in the measured cells (cache mode and network, as four TCG guests
+    of two disk buses have them): either would place the cells, and a row by one alone would credit it
+    with what the other may have done. Both are the row; a label that splits the rows further is not."""
+    env = {'a-rootfs': ('none', 'routed', 'g1'), 'a-tmpfs': ('none', 'routed', 'g2'),
+           'b-rootfs': ('writeback', 'bridged', 'g3'), 'b-tmpfs': ('writeback', 'bridged', 'g4')}
+    recs = []
+    for r in nodes:
+        cache, net, guest = env[r['labels']['cell']]
+        recs.append(dict(r, labels=dict(r['labels'], disk_cache=cache, net=net, guest=guest)))
+    (p,) = analyze(recs, _plan(), pivot='storage')['pivots']
+    assert p['columns'] == ['rootfs', 'tmpfs'], p
+    assert p['rows'] == [{'disk_cache': 'none', 'net': 'routed', 'node': 'a'},
+                         {'disk_cache': 'writeback', 'net': 'bridged', 'node': 'b'}], p['rows']
+    assert all(c is not None for row in p['cells'] for c in row)
+    md = render_markdown(analyze(recs, _plan(), pivot='storage'), META)
+    assert '| disk_cache | net | node | storage=rootfs | storage=tmpfs |' in md, md
+
+
+def test_pivot_rows_keep_two_crossed_labels_that_would_each_place_the_cells(nodes):
+    """Cache mode and network crossed within the columns (the factor node: a has none/routed and
+    writeback/bridged, b writeback/routed and none/bridged): rows by network alone would read as
+    'routed vs bridged' while the cache modes differ within a row, rows by cache mode alone the other
+    way round. Neither is dropped: a row per combination, the combinations not measured empty."""
+    env = {'a-rootfs': ('none', 'routed'), 'a-tmpfs': ('writeback', 'bridged'),
+           'b-rootfs': ('writeback', 'routed'), 'b-tmpfs': ('none', 'bridged')}
+    recs = []
+    for r in nodes:
+        cache, net = env[r['labels']['cell']]
+        labels = dict((k, v) for k, v in r['labels'].items() if k != 'storage')
+        recs.append(dict(r, labels=dict(labels, disk_cache=cache, net=net)))
+    (p,) = analyze(recs, _plan(), pivot='node')['pivots']
+    assert p['columns'] == ['a', 'b'], p
+    assert sorted((r['disk_cache'], r['net']) for r in p['rows']) == [
+        ('none', 'bridged'), ('none', 'routed'), ('writeback', 'bridged'), ('writeback', 'routed')], p['rows']
+    # every measured cell in its own place, once; the combinations not measured empty
+    assert sum(1 for row in p['cells'] for c in row if c) == 4 and sum(1 for row in p['cells'] for c in row if not c) == 4
+    # a label the pivot does not need (storage, the same within each row) still goes, as before
+    (q,) = analyze(nodes, _plan(), pivot='node')['pivots']
+    assert q['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
 
 
 def test_by_design_metric_is_not_charted_nor_in_the_overview(small):
