@@ -140,20 +140,6 @@ def write_playbooks(tmp_path, image, images_dir):
     return inv
 
 
-def in_lab(lab, *argv, check=True):
-    return subprocess.run(lab.nsenter(argv), capture_output=True, text=True, check=check, timeout=60)
-
-
-def make_bridge(lab):
-    """The existing bridge of a bridged guest, in the lab's network namespace."""
-    in_lab(lab, 'ip', 'link', 'add', BRIDGE['name'], 'type', 'bridge')
-    in_lab(lab, 'ip', 'address', 'add', BRIDGE['host'] + '/24', 'dev', BRIDGE['name'])
-    in_lab(lab, 'ip', 'link', 'set', BRIDGE['name'], 'up')
-    # the role's check sees it (the lab's own sysfs), the machine's sysfs does not
-    assert in_lab(lab, 'test', '-d', '/sys/class/net/%s/bridge' % BRIDGE['name'], check=False).returncode == 0
-    assert not os.path.exists('/sys/class/net/%s' % BRIDGE['name'])
-
-
 def check_guest_records(records, version):
     """Both guests' records with the role's labels; dd in the routed guest and on the host."""
     for rec in (r for r in records if r['host'] in (GUEST, BR_GUEST)):
@@ -208,7 +194,7 @@ def test_a_routed_and_a_bridged_guest_are_provisioned_benchmarked_and_removed(tm
     lab = libvirtd_lab.Libvirtd(tmp_path / 'libvirtd')
     try:
         lab.start()
-        make_bridge(lab)
+        vmlab.make_bridge(lab, BRIDGE['name'], BRIDGE['host'])
         up = vmlab.timed_playbook(lab, env, inv, tmp_path, 'up', tmp_path / 'up.yml', timings, timeout=1200)
         assert up.returncode == 0, (up.stdout[-8000:] + lab.log_tail() + ''.join(
             p.read_text(errors='replace')[-1500:] for p in tmp_path.glob('console-*.log')))
@@ -222,20 +208,16 @@ def test_a_routed_and_a_bridged_guest_are_provisioned_benchmarked_and_removed(tm
         assert 'dd-write' in report and 'guest' in report
         figures.update(check_iperf(records, json.loads((run / 'results.json').read_text()), report))
         # the bridged guest's tap device is a port of the test's bridge
-        assert in_lab(lab, 'ip', '-o', 'link', 'show', 'master', BRIDGE['name']).stdout.strip()
+        assert vmlab.in_lab(lab, 'ip', '-o', 'link', 'show', 'master', BRIDGE['name']).stdout.strip()
 
         down = vmlab.timed_playbook(lab, env, inv, tmp_path, 'down', tmp_path / 'down.yml', timings, timeout=600)
         assert down.returncode == 0, down.stdout[-4000:]
         assert lab.virsh('list', '--all', '--name').stdout.split() == []
         assert lab.virsh('net-list', '--all', '--name').stdout.split() == []
         assert list(images_dir.iterdir()) == []
-        links = in_lab(lab, 'ip', '-o', 'link').stdout
-        assert NET['bridge'] not in links
+        assert NET['bridge'] not in vmlab.in_lab(lab, 'ip', '-o', 'link').stdout
         # the role left the bridge it did not make (without its guest's port), the test removes it
-        assert in_lab(lab, 'test', '-d', '/sys/class/net/%s/bridge' % BRIDGE['name'], check=False).returncode == 0
-        assert in_lab(lab, 'ip', '-o', 'link', 'show', 'master', BRIDGE['name']).stdout.strip() == ''
-        in_lab(lab, 'ip', 'link', 'delete', BRIDGE['name'])
-        assert BRIDGE['name'] not in in_lab(lab, 'ip', '-o', 'link').stdout
+        vmlab.remove_bridge(lab, BRIDGE['name'])
     finally:
         vmlab.teardown(lab, control)
         print('timings (s): %s' % {k: round(v, 1) for k, v in timings.items()})

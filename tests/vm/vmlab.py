@@ -86,6 +86,33 @@ def static_inventory(image, work, guests, groups=('kvm_guests',), extra_vars=Non
     return inv
 
 
+def in_lab(lab, *argv, check=True):
+    """A command in the lab's network namespace (with its own sysfs), its output captured."""
+    return subprocess.run(lab.nsenter(argv), capture_output=True, text=True, check=check, timeout=60)
+
+
+def make_bridge(lab, name, address, prefix=24):
+    """An existing bridge for bridged guests (what an administrator would have), made by the test in the
+    lab's network namespace: `name` with the host's `address`, up. The kvm_guest role's check finds it
+    (the lab's own sysfs); the machine's sysfs does not show it. It dies with the lab's namespace."""
+    # never on the machine itself
+    assert lab.pid and os.readlink('/proc/%d/ns/net' % lab.pid) != os.readlink('/proc/self/ns/net')
+    in_lab(lab, 'ip', 'link', 'add', name, 'type', 'bridge')
+    in_lab(lab, 'ip', 'address', 'add', '%s/%d' % (address, prefix), 'dev', name)
+    in_lab(lab, 'ip', 'link', 'set', name, 'up')
+    assert in_lab(lab, 'test', '-d', '/sys/class/net/%s/bridge' % name, check=False).returncode == 0
+    assert not os.path.exists('/sys/class/net/%s' % name)
+
+
+def remove_bridge(lab, name):
+    """The test's bridge after its guests are gone: it must still be there (the role leaves a bridge it
+    did not make), without ports; then removed."""
+    assert in_lab(lab, 'test', '-d', '/sys/class/net/%s/bridge' % name, check=False).returncode == 0
+    assert in_lab(lab, 'ip', '-o', 'link', 'show', 'master', name).stdout.strip() == ''
+    in_lab(lab, 'ip', 'link', 'delete', name)
+    assert name not in in_lab(lab, 'ip', '-o', 'link').stdout
+
+
 def write_json(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1))
