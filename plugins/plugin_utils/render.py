@@ -297,7 +297,9 @@ def pivot_view(p):
     column per value of the factor."""
     keys = list(p['rows'][0]) if p['rows'] else []
     heads = keys + ['%s=%s' % (p['factor'], v) for v in p['columns']]
-    rows = [[str(r.get(k, '')) for k in keys] + [fmt_brief(e) for e in cells] for r, cells in zip(p['rows'], p['cells'])]
+    # a cell without the label (the host's row when the guests carry a network): a dash, not 'None'
+    rows = [['—' if r.get(k) is None else str(r[k]) for k in keys] + [fmt_brief(e) for e in cells]
+            for r, cells in zip(p['rows'], p['cells'])]
     return dict(title='%s: %s (%s) by %s' % (p['benchmark'], p['metric'], p.get('unit') or '', p['factor']),
                 heads=heads or [p['factor']], label_columns=len(keys), rows=rows)
 

@@ -21,7 +21,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.stats import compar
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, baselines, ordered_cells
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
-    forest_bar, forest_kind, forest_scale, render_markdown, render_terminal, step_line)
+    forest_bar, forest_kind, forest_scale, pivot_view, render_markdown, render_terminal, step_line)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_pivot_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
@@ -238,6 +238,9 @@ def test_pivot_rows_keep_two_crossed_labels_that_would_each_place_the_cells(node
         ('none', 'bridged'), ('none', 'routed'), ('writeback', 'bridged'), ('writeback', 'routed')], p['rows']
     # every measured cell in its own place, once; the combinations not measured empty
     assert sum(1 for row in p['cells'] for c in row if c) == 4 and sum(1 for row in p['cells'] for c in row if not c) == 4
+    # a cell without one of the labels (the host beside guests that carry a network): a dash, not None
+    view = pivot_view(dict(p, rows=[dict(r, net=None) if i == 0 else r for i, r in enumerate(p['rows'])]))
+    assert view['rows'][0][:2] == [p['rows'][0]['disk_cache'], '—'] and 'None' not in repr(view['rows']), view
     # a label the pivot does not need (storage, the same within each row) still goes, as before
     (q,) = analyze(nodes, _plan(), pivot='node')['pivots']
     assert q['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
