@@ -2,24 +2,30 @@
 
 Run by `make test-vm` (next to the other VM tests, see the Makefile). Four TCG guests
 (tests/vm/vmlab.py: Debian cloud kernel, direct kernel boot, 320 MiB, one vCPU, a 64 MiB raw data
-disk) are started together through the benchlab.bench.kvm_guest role (one task, looped) on a
-libvirt routed network of a private libvirtd (libvirtd_lab.py), once, and reused by three
-bench.yml runs (each a report of its own):
+disk) are started together through the benchlab.bench.kvm_guest role (one task, looped) in a private
+libvirtd (libvirtd_lab.py), once, and reused by three bench.yml runs (each a report of its own). Two
+are routed (g1, g2 on a libvirt routed network the role defines, 198.19.77.0/24), two bridged (g3, g4:
+their taps on kvmtbr2, 198.19.80.1/24, a bridge the test makes in the lab's network namespace, as an
+administrator has one; the role checks it through the lab's own sysfs and leaves it). Every guest's
+iperf traffic runs over its own network (to the host's address on it).
 
 1. in the same ansible-playbook run as the boot, one at a time (concurrency 1):
    - a factor that differs between guests, side by side (`pivot: disk_bus`): disk bus virtio or
-     ide crossed with the cache mode none or writeback (g1 virtio/none, g2 ide/writeback,
-     g3 virtio/writeback, g4 ide/none);
+     ide crossed with the cache mode none or writeback (g1 virtio/none, g2 ide/none, g3
+     virtio/writeback, g4 ide/writeback; the network goes with the cache mode, see GUESTS);
    - dd sequential read (bs=16M, 32 MiB) of each guest's system disk after dropping the caches in
      the guest and on the host (methodology drop_hypervisor_caches), against the baseline of the
      host's own read of the same base image (attached read-only as a loop device);
    - dd block-device copy in g1, system disk onto the data disk (vda -> vdb), the data disk
      through the device guard (destructive: true);
-   - iperf3 with one guest: g1 -> host and host -> g1 at the same time (one cell, two pairs);
+   - iperf3 with one guest: g1 (routed) -> host and host -> g1 at the same time (one cell, two
+     pairs), then the same with g3 (bridged);
    - iperf3 guest -> guest (g2 -> g1);
-2. two guests in one step (concurrency 2), 3. four guests in one step (concurrency 4): a cell per
-   guest, each guest -> host and host -> guest at the same time; the guests' runs start together
-   (the linear strategy's lock-step), the report gives the step's aggregate and the per-guest mean.
+2. two guests in one step (concurrency 2): g1 + g2 (routed), then g3 + g4 (bridged); 3. four guests
+   in one step (concurrency 4): all four, two routed and two bridged. A cell per guest, each
+   guest -> host and host -> guest at the same time; the guests' runs start together (the linear
+   strategy's lock-step), the report gives each step's aggregate and the per-guest mean, and lays
+   the routed and the bridged guests side by side (`pivot: net`, a row per slot).
    The test checks from the records (the analysis' measurements.together) that the pairs of every
    step ran at the same time for at least 80 % of the longest one's run: every client waits for one
    agreed moment (params.start_delay_s: 35, 45, 90 s), past a guest client's module start-up in
@@ -28,11 +34,9 @@ bench.yml runs (each a report of its own):
 
 Then scenarios/kvm_versions/vm.yml (the scenario's TCG rendition, five runs) on the first guest.
 
-All four guests are on the routed network. Bridged networking runs in test_kvm_vm.py: a bridged
-guest beside a routed one, measured side by side (Ansible runs there with the lab's own sysfs,
-libvirtd_lab.Libvirtd.nsenter, so the role's bridge check finds a bridge made in the lab). Not
-here: KVM acceleration (none on this machine), several emulator builds (one qemu). Everything the
-test makes (domains, network, images, the loop device) is removed, also on failure.
+Not here: KVM acceleration (none on this machine), several emulator builds (one qemu). Everything
+the test makes (domains, network, bridge, images, the loop device) is removed, also on failure (the
+bridge dies with the lab's network namespace).
 """
 
 import json
@@ -56,10 +60,20 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import
 REPO = vmlab.REPO
 NEEDED = ['libvirtd', 'virsh', 'virt-xml-validate', 'qemu-system-x86_64', 'qemu-img', 'mmdebstrap', 'nsenter',
           'unshare', 'iperf3', 'losetup', 'blkid']
-HOST_IP = vmlab.NET['host']
-# name, address, disk bus, cache mode
-GUESTS = [('kvmt-guest', '198.19.77.2', 'virtio', 'none'), ('kvmm-g2', '198.19.77.3', 'ide', 'writeback'),
-          ('kvmm-g3', '198.19.77.4', 'virtio', 'writeback'), ('kvmm-g4', '198.19.77.5', 'ide', 'none')]
+# The bridge of the bridged guests: made by the test in the lab's network namespace (the existing
+# bridge an administrator has), left by the role, removed by the test.
+BRIDGE = {'name': 'kvmtbr2', 'host': '198.19.80.1'}
+# the host's address on each network: a guest's iperf traffic stays on its own network
+HOST_IP = {'routed': vmlab.NET['host'], 'bridged': BRIDGE['host']}
+# name, address, disk bus, cache mode, network: two routed guests (a libvirt routed network the role
+# defines), two bridged (taps on the test's bridge). The network goes with the cache mode: with four
+# guests, three two-valued factors cannot all be crossed, and the dd pivot by disk bus shows the two
+# that go together side by side (rows 'none, routed' and 'writeback, bridged'); crossed the other way,
+# a row by either would credit it with what the other did (the analysis then keeps both as rows)
+GUESTS = [('kvmt-guest', '198.19.77.2', 'virtio', 'none', 'routed'), ('kvmm-g2', '198.19.77.3', 'ide', 'none', 'routed'),
+          ('kvmm-g3', '198.19.80.4', 'virtio', 'writeback', 'bridged'), ('kvmm-g4', '198.19.80.5', 'ide', 'writeback', 'bridged')]
+# the steps of several guests at once: per network, then all four (two routed + two bridged)
+STEPS = {2: [[0, 1], [2, 3]], 4: [[0, 1, 2, 3]]}
 # The system disk and the data disk as the guest sees them. IDE disks are probed asynchronously, so
 # sda/sdb swap between boots (seen: the data disk came up as sda): udev's by-id names follow the
 # IDE position (primary master QM00001 = system disk, primary slave QM00002 = data disk).
@@ -86,36 +100,37 @@ def root_uuid(image):
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
-def role_vars(image, work, name, ip, bus, cache, state='present', last=False):
+def role_vars(image, work, name, ip, bus, cache, net, state='present', last=False):
     # No rootdelay: Debian's initramfs sleeps that many seconds first, unconditionally (its init:
     # `sleep "$ROOTDELAY"`); without it, it still waits up to 30 s for the root device after udev
     # settled (the ATA probe of an IDE guest took up to 23 s with four guests at once).
+    # `last`: the last routed guest removes the routed network when it goes
     return vmlab.guest_vars(
         image, work, name, ip, state=state, kvm_guest_disk_bus=bus, kvm_guest_disk_cache=cache,
         kvm_guest_disk_io='threads', kvm_guest_data_disk_size='64M', kvm_guest_wait_ssh=False,
-        kvm_guest_network_remove=last,
+        kvm_guest_network_remove=last, kvm_guest_network_mode=net, kvm_guest_bridge=BRIDGE['name'],
         kvm_guest_cmdline='root=UUID=%s rw console=ttyS0 net.ifnames=0 systemd.hostname=%s '
-                          'ip=%s::%s:255.255.255.0:%s:eth0:off' % (root_uuid(image), name, ip, HOST_IP, name))
+                          'ip=%s::%s:255.255.255.0:%s:eth0:off' % (root_uuid(image), name, ip, HOST_IP[net], name))
 
 
-def iperf_cell(count, index):
-    """Guest `index` in the step of `count` guests: guest -> host (this cell's own client, in the
-    guest) and host -> guest (a concurrent pair, its client on the host) at the same time."""
-    name, ip, _bus, _cache = GUESTS[index]
+def iperf_cell(count, index, slot=1):
+    """Guest `index` in a step of `count` guests: guest -> host (this cell's own client, in the guest)
+    and host -> guest (a concurrent pair, its client on the host) at the same time, over the guest's
+    own network. `slot`: the guest's place among the step's guests of its network (the pivot's rows)."""
+    name, ip, _bus, _cache, net = GUESTS[index]
     port = 5301 + 20 * count + 2 * index
     return {'name': 'iperf-x%d-%s' % (count, name), 'host': name, 'path': '/tmp',
-            'labels': {'platform': 'kvm', 'net': 'routed', 'guests': count, 'direction': 'guest<->host'},
-            'params': {'iperf': {'server_host': 'localhost', 'server_address': HOST_IP, 'port': port,
+            'labels': {'platform': 'kvm', 'net': net, 'guests': count, 'slot': slot, 'direction': 'guest<->host'},
+            'params': {'iperf': {'server_host': 'localhost', 'server_address': HOST_IP[net], 'port': port,
                                  'concurrent': [{'client_host': 'localhost', 'server_host': name,
                                                  'server_address': ip, 'port': port + 1}]}}}
 
 
-def iperf_benchmark(cells):
+def iperf_benchmark(cells, count):
     return {'name': 'iperf-guests-host', 'tool': 'iperf', 'cells': [c['name'] for c in cells],
             # the pair's client on the host waits for the guest's own client, whose module takes many
             # seconds to start under TCG (guards.start_at, iperf.yml)
-            'params': {'version': 3, 'time': IPERF_TIME[len(cells)],
-                       'start_delay_s': START_DELAY_S[len(cells)]}}
+            'params': {'version': 3, 'time': IPERF_TIME[count], 'start_delay_s': START_DELAY_S[count]}}
 
 
 def matrix(loop_dev):
@@ -123,20 +138,21 @@ def matrix(loop_dev):
     labels = "{{ hostvars['%s'].bench_labels }}"
     cells = [{'name': 'host-read', 'host': 'localhost', 'path': loop_dev,
               'labels': {'platform': 'host', 'disk_bus': 'host', 'disk_cache': 'host'}}]
-    for name, _ip, bus, _cache in GUESTS:
+    for name, _ip, bus, _cache, _net in GUESTS:
         cells.append({'name': '%s-read' % name, 'host': name, 'path': DISK[bus][0], 'labels': labels % name})
     g1 = GUESTS[0]
     cells.append({'name': '%s-copy' % g1[0], 'host': g1[0], 'path': DISK[g1[2]][1], 'labels': labels % g1[0],
                   'params': {'dd': {'input': DISK[g1[2]][0]}}})
-    x1 = iperf_cell(1, 0)
-    cells.append(x1)
+    # one guest at a time: the first routed guest, then the first bridged one
+    x1 = [iperf_cell(1, 0), iperf_cell(1, 2)]
+    cells.extend(x1)
     cells.append({'name': 'vm-vm', 'host': GUESTS[1][0], 'path': '/tmp',
                   'labels': {'platform': 'kvm', 'net': 'routed', 'guests': 2, 'direction': 'vm-vm'},
                   'params': {'iperf': {'server_host': GUESTS[0][0], 'server_address': GUESTS[0][1], 'port': 5299}}})
     return {
         'name': 'kvm-multi', 'repetitions': 1, 'baseline': 'host-read', 'pivot': 'disk_bus',
         'description': 'Four TCG guests: dd read bs=16M per disk bus and cache mode against the host\'s read of the '
-                       'image, vda->vdb copy, iperf3 guest<->host with one guest, guest->guest',
+                       'image, vda->vdb copy, iperf3 guest<->host with one guest (routed, bridged), guest->guest',
         'methodology': {'drop_hypervisor_caches': True},
         'cells': cells,
         'benchmarks': [
@@ -144,23 +160,37 @@ def matrix(loop_dev):
              'params': {'test': 'read', 'size': '32M', 'bs': '16M', 'drop_caches': True}},
             {'name': 'dd-copy', 'tool': 'dd', 'cells': [c['name'] for c in cells if c['name'].endswith('-copy')],
              'params': {'test': 'copy', 'size': '32M', 'bs': '16M', 'destructive': True}},
-            iperf_benchmark([x1]),
+            iperf_benchmark(x1, 1),
             {'name': 'iperf-vm-vm', 'tool': 'iperf', 'cells': ['vm-vm'], 'params': {'version': 3, 'time': 5}},
         ],
     }
 
 
+def slots(indices):
+    """The guests of a step with their place among the step's guests of the same network."""
+    seen = {}
+    for i in indices:
+        net = GUESTS[i][4]
+        seen[net] = seen.get(net, 0) + 1
+        yield i, seen[net]
+
+
 def step_matrix(count):
-    """`count` guests in one step: a cell each, `concurrency: count` lets them share the hypervisor."""
-    cells = [iperf_cell(count, i) for i in range(count)]
+    """The steps of `count` guests at once (STEPS[count], one after the other): a cell per guest;
+    `concurrency: count` lets `count` guests share the hypervisor in one step, and the plan order puts
+    each group of STEPS together (the schedule takes the hosts in plan order). `pivot: net` lays the
+    routed and the bridged guests side by side, a row per slot."""
+    cells = [iperf_cell(count, i, slot) for group in STEPS[count] for i, slot in slots(group)]
     return {'name': 'kvm-multi-x%d' % count, 'repetitions': 1, 'concurrency': count, 'cells': cells,
-            'description': '%d TCG guests at once, each guest->host and host->guest' % count,
-            'benchmarks': [iperf_benchmark(cells)]}
+            'pivot': 'net',
+            'description': '%d TCG guests at once, each guest->host and host->guest (%s)' % (
+                count, ', then '.join('+'.join(GUESTS[i][4] for i in g) for g in STEPS[count])),
+            'benchmarks': [iperf_benchmark(cells, count)]}
 
 
 def guests_play(image, work, state):
-    n = len(GUESTS)
-    loop = [role_vars(image, work, *g, state=state, last=(i == n - 1)) for i, g in enumerate(GUESTS)]
+    last_routed = max(i for i, g in enumerate(GUESTS) if g[4] == 'routed')
+    loop = [role_vars(image, work, *g, state=state, last=(i == last_routed)) for i, g in enumerate(GUESTS)]
     # include_role's vars must be a mapping: each variable taken from the loop item
     # (loop_var: the role loops over `item` itself)
     per_item = dict((k, '{{ kvmm_guest.%s }}' % k) for k in loop[0])
@@ -194,9 +224,10 @@ def overlap(recs):
 def check_first_run(records, results, report):
     read = dict((r['host'], r) for r in records if r['tool'] == 'dd' and r['test'] == 'read')
     assert set(read) == {'localhost'} | set(g[0] for g in GUESTS), sorted(read)
-    for name, _ip, bus, cache in GUESTS:
+    for name, _ip, bus, cache, net in GUESTS:
         rec = read[name]
         assert rec['labels']['disk_bus'] == bus and rec['labels']['disk_cache'] == cache, rec['labels']
+        assert rec['labels']['net'] == net, rec['labels']
         assert rec['params']['bs'] == '16M' and rec['params']['drop_caches'] is True, rec['params']
         assert rec['params']['guards']['hypervisor_caches_dropped'] is True, rec['params']['guards']
         assert rec['metrics']['throughput']['value'] > 0
@@ -212,39 +243,75 @@ def check_first_run(records, results, report):
     pivot = [p for p in results['analysis']['pivots'] if p['benchmark'] == 'dd-seq-read']
     assert pivot and pivot[0]['factor'] == 'disk_bus', results['analysis']['pivots']
     assert set(pivot[0]['columns']) == {'host', 'virtio', 'ide'}, pivot[0]
-    assert sorted(r['disk_cache'] for r in pivot[0]['rows']) == ['host', 'none', 'writeback'], pivot[0]['rows']
+    assert sorted((r['disk_cache'], r.get('net')) for r in pivot[0]['rows']) == [
+        ('host', None), ('none', 'routed'), ('writeback', 'bridged')], pivot[0]['rows']
     assert len([c for row in pivot[0]['cells'] for c in row if c]) == 5, pivot[0]
     assert 'disk_bus' in report and 'host-read' in report
-    # one guest: its two pairs at once, summed into the cell's figure; guest -> guest
-    x1 = [r for r in records if r['labels']['cell'] == 'iperf-x1-%s' % GUESTS[0][0]]
-    assert sorted(r['labels'].get('client', r['host']) for r in x1) == sorted([GUESTS[0][0], 'localhost']), x1
+    # guest -> guest
     vmvm = [r for r in records if r['labels']['cell'] == 'vm-vm']
     assert len(vmvm) == 1 and vmvm[0]['host'] == GUESTS[1][0] and vmvm[0]['metrics']['throughput']['value'] > 0
-    together = overlap(x1)
-    assert together >= TOGETHER_MIN, ('the one-guest step\'s pairs ran at the same time for %.0f%% only' % (100 * together), x1)
-    return {'x1 overlap %': 100 * together, 'x1 Mbit/s': sum(r['metrics']['throughput']['value'] for r in x1)}
+    # one guest at a time, routed then bridged: its two pairs at once, over its own network, summed
+    # into the cell's figure
+    figures = {}
+    for index in (0, 2):
+        name, ip, _bus, _cache, net = GUESTS[index]
+        x1 = [r for r in records if r['labels']['cell'] == 'iperf-x1-%s' % name]
+        assert sorted(r['labels'].get('client', r['host']) for r in x1) == sorted([name, 'localhost']), x1
+        assert all(r['labels']['net'] == net for r in x1), x1
+        # the guest's client to the host's address on the guest's network, the host's client to the guest
+        assert sorted(r['params']['server'] for r in x1) == sorted([HOST_IP[net], ip]), [r['params'] for r in x1]
+        together = overlap(x1)
+        assert together >= TOGETHER_MIN, ('the one-guest step\'s pairs (%s) ran at the same time for %.0f%% only'
+                                          % (net, 100 * together), x1)
+        figures['x1 %s overlap %%' % net] = 100 * together
+        figures['x1 %s Mbit/s' % net] = sum(r['metrics']['throughput']['value'] for r in x1)
+    return figures
 
 
 def check_step(count, records, results, report):
-    """`count` guests in one step: 2 * count pairs, all running at once; the report's step aggregate
-    is the sum over the guests' cells and the per-guest mean their mean."""
-    assert len(records) == 2 * count, [r['labels'] for r in records]
-    assert len(set(r['step'] for r in records)) == 1, [r['step'] for r in records]
-    clients = sorted(r['labels'].get('client', r['host']) for r in records)
-    assert clients == sorted(['localhost'] * count + [g[0] for g in GUESTS[:count]]), clients
-    assert all(r['metrics']['throughput']['value'] > 0 for r in records)
-    together = overlap(records)
-    spans = [(r['labels']['cell'], r['labels'].get('client', r['host']), r['started'], r['duration_s'])
-             for r in records]
-    assert together >= TOGETHER_MIN, 'the pairs of the %d-guest step ran at the same time for %.0f%% only: %s' % (
-        count, 100 * together, spans)
-    total = sum(r['metrics']['throughput']['value'] for r in records)
-    steps = [s for s in results['analysis']['steps'] if s['benchmark'] == 'iperf-guests-host']
-    assert len(steps) == 1 and steps[0]['guests'] == count, results['analysis']['steps']
-    assert steps[0]['aggregate']['mean'] == pytest.approx(total, rel=1e-6), (steps[0], total)
-    assert steps[0]['unit'] == 'Mbit/s'
+    """The steps of `count` guests (STEPS[count]): per step 2 * count pairs, all running at once, each
+    guest's over its own network; the report's step aggregate is the sum over the step's cells and the
+    per-guest mean their mean; the pivot puts the routed and the bridged guests side by side."""
+    groups = STEPS[count]
+    assert len(records) == 2 * count * len(groups), [r['labels'] for r in records]
+    by_step = {}
+    for r in records:
+        by_step.setdefault(r['step'], []).append(r)
+    assert len(by_step) == len(groups), sorted(by_step)
+    analysed = [s for s in results['analysis']['steps'] if s['benchmark'] == 'iperf-guests-host']
+    assert len(analysed) == len(groups), analysed
+    figures = {}
+    for step, group in zip(sorted(by_step), groups):
+        recs = by_step[step]
+        names = [GUESTS[i][0] for i in group]
+        clients = sorted(r['labels'].get('client', r['host']) for r in recs)
+        assert clients == sorted(['localhost'] * count + names), (group, clients)
+        for r in recs:
+            cell_guest = r['labels']['cell'][len('iperf-x%d-' % count):]
+            _name, ip, _bus, _cache, net = next(g for g in GUESTS if g[0] == cell_guest)
+            assert r['labels']['net'] == net and r['params']['server'] in (HOST_IP[net], ip), r
+            assert r['metrics']['throughput']['value'] > 0, r
+        together = overlap(recs)
+        spans = [(r['labels']['cell'], r['labels'].get('client', r['host']), r['started'], r['duration_s'])
+                 for r in recs]
+        kind = '+'.join(GUESTS[i][4] for i in group)
+        assert together >= TOGETHER_MIN, 'the pairs of the %d-guest step (%s) ran at the same time for %.0f%% only: %s' % (
+            count, kind, 100 * together, spans)
+        total = sum(r['metrics']['throughput']['value'] for r in recs)
+        agg = next(s for s in analysed if sorted(s['cells']) == sorted('iperf-x%d-%s' % (count, n) for n in names))
+        assert agg['guests'] == count and agg['unit'] == 'Mbit/s', agg
+        assert agg['aggregate']['mean'] == pytest.approx(total, rel=1e-6), (agg, total)
+        figures['x%d %s overlap %%' % (count, kind)] = 100 * together
+        figures['x%d %s Mbit/s' % (count, kind)] = total
     assert 'aggregate per step' in report
-    return {'x%d overlap %%' % count: 100 * together, 'x%d Mbit/s' % count: total}
+    # routed and bridged side by side: a column per network, a row per slot, every place filled
+    pivot = [p for p in results['analysis']['pivots'] if p['benchmark'] == 'iperf-guests-host']
+    assert pivot and pivot[0]['factor'] == 'net', results['analysis']['pivots']
+    assert sorted(pivot[0]['columns']) == ['bridged', 'routed'], pivot[0]
+    assert sorted(r['slot'] for r in pivot[0]['rows']) == [1, 2], pivot[0]['rows']
+    assert all(c and c['mean'] > 0 for row in pivot[0]['cells'] for c in row), pivot[0]
+    assert '## Pivot: iperf-guests-host' in report, report
+    return figures
 
 
 def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
@@ -269,6 +336,7 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
 
     try:
         lab.start()
+        vmlab.make_bridge(lab, BRIDGE['name'], BRIDGE['host'])
         up = play('up', guests_play(image, work, 'present')
                   + [{'ansible.builtin.import_playbook': str(REPO / 'playbooks' / 'bench.yml')}])
         assert up.returncode == 0, (up.stdout[-6000:] + lab.log_tail() + ''.join(
@@ -306,6 +374,8 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
         assert lab.virsh('list', '--all', '--name').stdout.split() == []
         assert lab.virsh('net-list', '--all', '--name').stdout.split() == []
         assert list((work / 'images').iterdir()) == []
+        assert vmlab.NET['bridge'] not in vmlab.in_lab(lab, 'ip', '-o', 'link').stdout
+        vmlab.remove_bridge(lab, BRIDGE['name'])
     finally:
         vmlab.teardown(lab, control, work / 'images')
         subprocess.run(['losetup', '-d', loop_dev], check=False)
@@ -313,5 +383,6 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
         print('figures (TCG, shared machine): %s' % {k: round(v, 1) for k, v in figures.items()})
         vmlab.print_task_times(work)
     assert lab.ns_pids() == []
-    assert subprocess.run(['losetup', '-j', str(image / 'rootfs.img')], capture_output=True, text=True,
-                          check=True).stdout == ''
+    # its own loop device is gone (another checkout's run of this test may hold one on the same image)
+    held = subprocess.run(['losetup', '-j', str(image / 'rootfs.img')], capture_output=True, text=True, check=True).stdout
+    assert loop_dev + ':' not in held, held
