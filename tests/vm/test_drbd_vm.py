@@ -30,6 +30,12 @@ resync pause every cell waits for; the environment of the cells 28 s); the peer 
 the refused ext4 disk 36 s; teardown + removal 151 s. The first run (under load, with both boots
 in turn and fact gathering) spent 919 s in up.yml alone. Each Ansible module in a TCG guest costs
 several seconds: the time goes with the number of tasks x resources, not with the data.
+With the bridged r3 (2026-12-04, alone, image cached): passed in 639 s (with lint, sanity and the
+libvirt test-driver tests running at the same time) and 458 s (quiet). up.yml 522 / 340 s (SSH of
+both guests 77 / 26 s, create-md 63 / 22 s, promote 40 / 19 s, eth1 addressed + the plain disk's
+ext4 in one task 36 s, up on the secondary 23 / 14 s, mkfs + mount 22 / 14 s, the 100 s resync
+pause waited for), the peer stopped 38 s, the refused ext4 disk 14 s, teardown + removal 63 s: r3
+adds a loop item to the drbd role's tasks and one dd run, no task of its own.
 """
 
 import json
