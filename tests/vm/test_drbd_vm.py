@@ -31,7 +31,7 @@ the refused ext4 disk 36 s; teardown + removal 151 s. The first run (under load,
 in turn and fact gathering) spent 919 s in up.yml alone. Each Ansible module in a TCG guest costs
 several seconds: the time goes with the number of tasks x resources, not with the data.
 With the bridged r3 (2026-12-04, alone, image cached): passed in 639 s (with lint, sanity and the
-libvirt test-driver tests running at the same time) and 458 s (quiet). up.yml 522 / 340 s (SSH of
+libvirt test-driver tests running at the same time), 458 s and 468 s (quiet). up.yml 522 / 340 s (SSH of
 both guests 77 / 26 s, create-md 63 / 22 s, promote 40 / 19 s, eth1 addressed + the plain disk's
 ext4 in one task 36 s, up on the secondary 23 / 14 s, mkfs + mount 22 / 14 s, the 100 s resync
 pause waited for), the peer stopped 38 s, the refused ext4 disk 14 s, teardown + removal 63 s: r3
