@@ -8,9 +8,11 @@ connection open for the whole module: the domains and networks the role defines 
 still there in the next, exactly like with a real hypervisor.
 """
 
+import hashlib
 import json
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import pytest
 
@@ -199,9 +201,11 @@ def test_disk_bus_cache_io_modes_bridged_network_and_direct_kernel_boot(lab, tmp
         guests.append(base_vars(lab, tmp_path, kvm_guest_name='kvmt-td-%s' % bus, kvm_guest_disk_bus=bus,
                                 kvm_guest_disk_cache=cache, kvm_guest_disk_io=io, kvm_guest_disk_mode=mode,
                                 kvm_guest_network_mode='bridged', kvm_guest_bridge='kvmtbr1',
+                                kvm_guest_extra_bridges=['kvmtbr3', 'kvmtbr4'], kvm_guest_nic_model='e1000',
                                 kvm_guest_data_disk_size='8M', kvm_guest_kernel='/boot/vmlinuz-kvmt',
                                 kvm_guest_initrd='/boot/initrd-kvmt', kvm_guest_emulator='',
                                 kvm_guest_cmdline='root=/dev/%sa console=ttyS0' % prefix, kvm_guest_wait_ssh=False))
+    macs = []
     try:
         proc, _changed, added = playbook(lab, tmp_path, {'kvmt_guests': guests})
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
@@ -216,6 +220,15 @@ def test_disk_bus_cache_io_modes_bridged_network_and_direct_kernel_boot(lab, tmp
             assert "<target dev='%sb' bus='%s'/>" % (prefix, bus) in live
             assert ("model='virtio-scsi'" in live) == (bus == 'scsi')
             assert "<source bridge='kvmtbr1'/>" in live
+            # the further NICs, after the main one, in order, with the model and a MAC derived from the
+            # name and the index (the same at every definition), distinct from the main one
+            nics = [(i.find('source').get('bridge'), i.find('mac').get('address'), i.find('model').get('type'))
+                    for i in ElementTree.fromstring(live).iter('interface')]
+            derived = ['52:54:00:%s:%s:%s' % (h[0:2], h[2:4], h[4:6])
+                       for h in (hashlib.sha1(('%s/nic%d' % (name, n)).encode()).hexdigest() for n in (1, 2))]
+            assert nics[1:] == [('kvmtbr3', derived[0], 'e1000'), ('kvmtbr4', derived[1], 'e1000')], nics
+            assert nics[0][0] == 'kvmtbr1' and nics[0][1] not in derived, nics
+            macs.extend(mac for _bridge, mac, _model in nics)
             assert '<kernel>/boot/vmlinuz-kvmt</kernel>' in live and '<cmdline>root=/dev/%sa' % prefix in live
             driver = [line for line in text.splitlines() if '<driver' in line][0]
             assert ('cache="%s"' % cache in driver) == (cache != 'default')
@@ -228,6 +241,7 @@ def test_disk_bus_cache_io_modes_bridged_network_and_direct_kernel_boot(lab, tmp
             backing = json.loads(subprocess.run(['qemu-img', 'info', '--output=json', str(system)], capture_output=True,
                                                 text=True, check=True).stdout).get('backing-filename')
             assert (backing is not None) == (mode == 'overlay')
+        assert len(set(macs)) == len(macs) == 3 * len(guests), macs
     finally:
         proc, _changed, _added = playbook(lab, tmp_path, {'kvmt_guests': [dict(v, kvm_guest_state='absent')
                                                                           for v in guests]})
@@ -243,6 +257,17 @@ def test_bridged_mode_needs_an_existing_bridge(lab, tmp_path):
     assert proc.returncode != 0
     assert 'bridged mode needs the existing bridge kvmt-nosuchbr' in proc.stdout
     assert 'kvmt-td-nobr' not in domains(lab)
+    playbook(lab, tmp_path, dict(v, kvm_guest_state='absent'))
+
+
+def test_a_further_nic_needs_an_existing_bridge(lab, tmp_path):
+    v = base_vars(lab, tmp_path, kvm_guest_name='kvmt-td-noxbr', kvm_guest_domain_type='qemu',
+                  kvm_guest_network_mode='none', kvm_guest_extra_bridges=['kvmt-nosuchxbr'], kvm_guest_ip='198.19.77.9',
+                  kvm_guest_ssh_host_public_key='ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKvmtkvmtkvmtkvmtkvmtkvm')
+    proc, _changed, _added = playbook(lab, tmp_path, v)
+    assert proc.returncode != 0
+    assert 'kvm_guest_extra_bridges needs the existing bridge kvmt-nosuchxbr' in proc.stdout, proc.stdout[-3000:]
+    assert 'kvmt-td-noxbr' not in domains(lab)
     playbook(lab, tmp_path, dict(v, kvm_guest_state='absent'))
 
 

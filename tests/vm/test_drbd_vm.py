@@ -2,18 +2,25 @@
 
 Run with `make test-vm`. Two TCG guests (tests/vm/vmlab.py) boot the Debian cloud kernel, whose
 in-tree DRBD 8.4.11 module drbd-utils 9.22 drives through drbdadm-84/drbdsetup-84. Everything real:
-- kvm_guest boots both on the lab's routed network, each with four equal data disks
-  (drbd_lab.py: r0 protocol C, r1 protocol A, r2 taken StandAlone, a plain ext4 baseline);
+- the test makes a Linux bridge in the lab's network namespace (kvmtbr3, up, no address of the lab's):
+  a dedicated replication link;
+- kvm_guest boots both on the lab's routed network, each with five equal data disks (drbd_lab.py:
+  r0 protocol C, r1 protocol A, r2 taken StandAlone, a plain ext4 baseline, r3 protocol C) and a
+  second NIC on kvmtbr3 (kvm_guest_extra_bridges); the playbook addresses eth1 (198.19.79.11/.12);
+  r0-r2 replicate over the routed network, r3 over the bridge (its only way to the peer's address);
 - the benchlab.bench.drbd role with drbd_manage_lifecycle renders and validates the 8.4 syntax,
   creates the meta-data in safe mode, brings the resources up on both nodes, runs the initial sync,
   promotes kvmt-drbd1, makes and mounts ext4 and waits for UpToDate;
 - r1 is made to resync (invalidate on the secondary) right before bench.yml: the cell must wait;
-- bench.yml runs dd (write, fdatasync) and bonnie++ on the plain disk, r0 (C), r1 (A) and r2
-  (StandAlone); the report shows the "% slower" table and the DRBD state of every cell;
+- bench.yml runs dd (write, fdatasync) on the plain disk, r0 (C, net routed), r1 (A), r2
+  (StandAlone) and r3 (C, net bridged), bonnie++ on the plain disk and r0; the report shows the
+  "% slower" table (C routed vs C bridged against the plain disk) and the DRBD state of every cell,
+  r3 Established/UpToDate; both guests' tap devices are ports of kvmtbr3;
 - failure paths: the peer guest is stopped, then a run with a DRBD cell fails that cell with the
   reason while the host cell is measured; a backing disk with a filesystem is refused by create-md;
-- teardown (role) and the guests' removal; nothing is left (domains, network, images, DRBD devices,
-  mounts in the surviving guest); the guests' disks are removed also when it fails.
+- teardown (role) and the guests' removal; nothing is left (domains, network, images, DRBD devices
+  incl. r3, mounts in the surviving guest), the bridge without ports, then removed by the test; the
+  guests' disks are removed also when it fails.
 
 Measured (2026-12-03, 2 shared cores, image cached, another helper's tests not running at the
 time): passed in 833 s. up.yml 595 s = both guests started by kvm_guest then SSH (about 135 s),
@@ -23,6 +30,12 @@ resync pause every cell waits for; the environment of the cells 28 s); the peer 
 the refused ext4 disk 36 s; teardown + removal 151 s. The first run (under load, with both boots
 in turn and fact gathering) spent 919 s in up.yml alone. Each Ansible module in a TCG guest costs
 several seconds: the time goes with the number of tasks x resources, not with the data.
+With the bridged r3 (2026-12-04, alone, image cached): passed in 639 s (with lint, sanity and the
+libvirt test-driver tests running at the same time), 458 s and 468 s (quiet). up.yml 522 / 340 s (SSH of
+both guests 77 / 26 s, create-md 63 / 22 s, promote 40 / 19 s, eth1 addressed + the plain disk's
+ext4 in one task 36 s, up on the secondary 23 / 14 s, mkfs + mount 22 / 14 s, the 100 s resync
+pause waited for), the peer stopped 38 s, the refused ext4 disk 14 s, teardown + removal 63 s: r3
+adds a loop item to the drbd role's tasks and one dd run, no task of its own.
 """
 
 import json
@@ -52,12 +65,27 @@ P1, P2 = sorted(drbd_lab.NODES)
 RESYNC_PAUSE_S = 100
 
 
+def in_lab(lab, *argv, check=True):
+    return subprocess.run(lab.nsenter(argv), capture_output=True, text=True, check=check, timeout=60)
+
+
+def make_bridge(lab):
+    """The replication link: a Linux bridge in the lab's network namespace, up, with no address of the
+    lab's (the guests reach each other over it, and over nothing else at those addresses)."""
+    in_lab(lab, 'ip', 'link', 'add', drbd_lab.BRIDGE, 'type', 'bridge')
+    in_lab(lab, 'ip', 'link', 'set', drbd_lab.BRIDGE, 'up')
+    # the role's check sees it (the lab's own sysfs), the machine's sysfs does not
+    assert in_lab(lab, 'test', '-d', '/sys/class/net/%s/bridge' % drbd_lab.BRIDGE, check=False).returncode == 0
+    assert not os.path.exists('/sys/class/net/%s' % drbd_lab.BRIDGE)
+
+
 def _boot_play(image, work, state='present'):
     # both guests are started before either is waited for: the two TCG boots overlap
     tasks = [{'name': 'Guest %s' % n, 'ansible.builtin.include_role': {'name': 'benchlab.bench.kvm_guest'},
               'vars': vmlab.guest_vars(image, work, n, ip, state=state, kvm_guest_data_disk_size=drbd_lab.DISK_SIZE,
-                                       kvm_guest_data_disk_count=4, kvm_guest_labels={'platform': 'kvm'},
-                                       kvm_guest_wait_ssh=False)}
+                                       kvm_guest_data_disk_count=drbd_lab.DATA_DISKS,
+                                       kvm_guest_extra_bridges=[drbd_lab.BRIDGE],
+                                       kvm_guest_labels={'platform': 'kvm'}, kvm_guest_wait_ssh=False)}
              for n, ip in sorted(drbd_lab.NODES.items())]
     if state == 'present':
         tasks.append({'name': "Wait for both guests' SSH servers", 'ansible.builtin.wait_for': {
@@ -76,6 +104,9 @@ def _shell(name, cmd, hosts='drbd_pair', register=None):
 def _up_book(image, work):
     plain = ('mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 {d} && mkdir -p {m} && mount {d} {m}'
              .format(d=drbd_lab.PLAIN_DISK, m=drbd_lab.PLAIN_MOUNT))
+    # the role does not address the further NIC: the playbook does (one task with the plain disk's:
+    # every task costs seconds in a TCG guest)
+    link = 'ip addr add {{ kvmt_repl_ip }}/24 dev eth1 && ip link set eth1 up'
     resync = {'name': 'Make r1 resync (the next cell must wait)', 'hosts': P2, 'gather_facts': False, 'tasks': [
         # paused for RESYNC_PAUSE_S, then resumed by the guest itself (and the time written down): a
         # cell that starts before must wait; a record started before the resume would have measured
@@ -91,7 +122,9 @@ def _up_book(image, work):
     standalone = {'name': 'r2 StandAlone: the no-replication cell', 'hosts': 'drbd_pair', 'gather_facts': False,
                   'tasks': [{'name': 'Disconnect r2',
                              'benchlab.bench.drbd_lifecycle': {'name': 'r2', 'state': 'disconnected'}}]}
-    return [_boot_play(image, work), _shell('The plain baseline disk: ext4, mounted', plain),
+    return [_boot_play(image, work),
+            _shell('The replication link (eth1 on the bridge) addressed and up; the plain baseline disk: ext4, mounted',
+                   link + ' && ' + plain),
             # no facts: each module costs seconds in a TCG guest; the node name is the inventory name
             {'name': 'DRBD up', 'hosts': 'drbd_pair', 'gather_facts': False, 'tasks': [
                 {'name': 'The drbd role', 'ansible.builtin.include_role': {'name': 'benchlab.bench.drbd'}}]},
@@ -106,11 +139,14 @@ def _check_matrix_run(work):
     cells = {}
     for rec in records:
         cells.setdefault(rec['labels']['cell'], []).append(rec)
-    assert sorted(cells) == ['drbd-a', 'drbd-c', 'drbd-standalone', 'plain'], sorted(cells)
+    assert sorted(cells) == sorted(drbd_lab.ALL_CELLS), sorted(cells)
     for cell, recs in cells.items():
         tools = ['bonnie++', 'dd'] if cell in ('plain', 'drbd-c') else ['dd']
         assert sorted({r['tool'] for r in recs}) == tools, (cell, recs)
         assert all(r['metrics'] for r in recs)
+        net = drbd_lab.CELLS[cell][4] if cell in drbd_lab.CELLS else None
+        assert all(r['labels'].get('net') == net for r in recs), (cell, [r['labels'] for r in recs])
+    assert all(r['labels']['drbd_protocol'] == 'C' for r in cells['drbd-c-bridged']), cells['drbd-c-bridged']
     during = json.loads((work / 'resync-state.json').read_text())
     assert during[0]['replication'] in ('PausedSyncT', 'SyncTarget', 'WFBitMapT', 'WFSyncUUID'), during
     resumed = (work / 'resumed.txt').read_text().strip()
@@ -119,18 +155,23 @@ def _check_matrix_run(work):
     env = {e.get('host'): e for e in results['environment']} if isinstance(results['environment'], list) else {}
     report = (run / 'report.md').read_text()
     assert '% slower' in report or 'slower' in report
-    for cell in ('drbd-c', 'drbd-a', 'drbd-standalone'):
-        assert cell in report
+    for cell in drbd_lab.CELLS:
+        assert cell in report, cell
     # the cells' environment (taken once, before the first run) saw r1 resyncing; every run waited
     # and recorded the state at its own start: in sync
     env_r1 = [d for e in results['environment'].values() for d in e.get('drbd') or [] if d['name'] == 'r1']
     assert env_r1 and all(d['replication'].startswith(('PausedSync', 'Sync')) for d in env_r1), env_r1
     for rec in records:
         states = {d['name']: d for d in rec['params']['guards']['drbd']}
-        assert sorted(states) == ['r0', 'r1', 'r2'], rec['params']['guards']
+        assert sorted(states) == ['r0', 'r1', 'r2', 'r3'], rec['params']['guards']
         assert all(d['disk_state'] == 'UpToDate' for d in states.values()), states
         assert states['r1']['replication'] == 'Established' and states['r2']['connection'] == 'StandAlone', states
+        # r3 replicates over the bridge (its peer's only address there)
+        assert states['r3']['replication'] == 'Established' and states['r3']['connection'] == 'Connected', states
     assert 'drbd_not_uptodate' not in json.dumps(results.get('analysis', {})), 'a cell measured during the resync'
+    # C routed vs C bridged against the plain disk, for the log (TCG figures: no goal)
+    print('report rows of the cells:\n' + '\n'.join(
+        line for line in report.splitlines() if line.startswith('|') and any(c in line for c in drbd_lab.ALL_CELLS))[:6000])
     return run, env
 
 
@@ -175,8 +216,9 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
     image = guest_image.ensure_image()
     timings['image'] = time.monotonic() - t0
     work = tmp_path
-    inv = vmlab.write_json(work / 'inv' / 'hosts.json', vmlab.static_inventory(image, work, drbd_lab.NODES,
-                                                                               groups=('kvm_guests', 'drbd_pair')))
+    inv = vmlab.write_json(work / 'inv' / 'hosts.json', vmlab.static_inventory(
+        image, work, drbd_lab.NODES, groups=('kvm_guests', 'drbd_pair'),
+        extra_vars={n: {'kvmt_repl_ip': ip} for n, ip in drbd_lab.BRIDGED_NODES.items()}))
     # DRBD only on the pair: a host cell on localhost has no resource to wait for
     vmlab.write_json(work / 'inv' / 'group_vars' / 'drbd_pair.json', drbd_lab.drbd_vars())
     vmlab.write_json(work / 'inv' / 'group_vars' / 'all.json',
@@ -191,9 +233,13 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
 
     try:
         lab.start()
+        make_bridge(lab)
         up = play('up', _up_book(image, work), timeout=3000)
         assert up.returncode == 0, up.stdout[-8000:] + up.stderr[-2000:] + lab.log_tail()
         _check_matrix_run(work)
+        # both guests' eth1 (tap devices) are ports of the replication bridge
+        ports = in_lab(lab, 'ip', '-o', 'link', 'show', 'master', drbd_lab.BRIDGE).stdout.strip().splitlines()
+        assert len(ports) == 2, ports
 
         # the peer stopped during the run: its DRBD cell fails with the reason, the host cell is measured
         lab.virsh('destroy', P2)
@@ -217,10 +263,14 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
         down = play('down', _down_book(image, work), timeout=1200)
         assert down.returncode == 0, down.stdout[-6000:]
         left = (work / 'left.txt').read_text()
-        assert ' 0: cs:' not in left and 'r0.res' not in left and left.rstrip().endswith('0'), left
+        assert ' cs:' not in left and '.res' not in left and left.rstrip().endswith('0'), left
         assert lab.virsh('list', '--all', '--name').stdout.split() == []
         assert lab.virsh('net-list', '--all', '--name').stdout.split() == []
         assert list((work / 'images').iterdir()) == []
+        # the role left the bridge it did not make, without the guests' ports; the test removes it
+        assert in_lab(lab, 'ip', '-o', 'link', 'show', 'master', drbd_lab.BRIDGE).stdout.strip() == ''
+        in_lab(lab, 'ip', 'link', 'delete', drbd_lab.BRIDGE)
+        assert drbd_lab.BRIDGE not in in_lab(lab, 'ip', '-o', 'link').stdout
     finally:
         # the guests' disks (this test's own directory) too, also after a failure: ~300 MB per run
         vmlab.teardown(lab, control, work / 'images')
