@@ -65,20 +65,6 @@ P1, P2 = sorted(drbd_lab.NODES)
 RESYNC_PAUSE_S = 100
 
 
-def in_lab(lab, *argv, check=True):
-    return subprocess.run(lab.nsenter(argv), capture_output=True, text=True, check=check, timeout=60)
-
-
-def make_bridge(lab):
-    """The replication link: a Linux bridge in the lab's network namespace, up, with no address of the
-    lab's (the guests reach each other over it, and over nothing else at those addresses)."""
-    in_lab(lab, 'ip', 'link', 'add', drbd_lab.BRIDGE, 'type', 'bridge')
-    in_lab(lab, 'ip', 'link', 'set', drbd_lab.BRIDGE, 'up')
-    # the role's check sees it (the lab's own sysfs), the machine's sysfs does not
-    assert in_lab(lab, 'test', '-d', '/sys/class/net/%s/bridge' % drbd_lab.BRIDGE, check=False).returncode == 0
-    assert not os.path.exists('/sys/class/net/%s' % drbd_lab.BRIDGE)
-
-
 def _boot_play(image, work, state='present'):
     # both guests are started before either is waited for: the two TCG boots overlap
     tasks = [{'name': 'Guest %s' % n, 'ansible.builtin.include_role': {'name': 'benchlab.bench.kvm_guest'},
@@ -233,12 +219,13 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
 
     try:
         lab.start()
-        make_bridge(lab)
+        # the replication link: no address of the lab's on it (the guests reach each other over it only)
+        vmlab.make_bridge(lab, drbd_lab.BRIDGE)
         up = play('up', _up_book(image, work), timeout=3000)
         assert up.returncode == 0, up.stdout[-8000:] + up.stderr[-2000:] + lab.log_tail()
         _check_matrix_run(work)
         # both guests' eth1 (tap devices) are ports of the replication bridge
-        ports = in_lab(lab, 'ip', '-o', 'link', 'show', 'master', drbd_lab.BRIDGE).stdout.strip().splitlines()
+        ports = vmlab.in_lab(lab, 'ip', '-o', 'link', 'show', 'master', drbd_lab.BRIDGE).stdout.strip().splitlines()
         assert len(ports) == 2, ports
 
         # the peer stopped during the run: its DRBD cell fails with the reason, the host cell is measured
@@ -268,9 +255,7 @@ def test_drbd_pair_replicates_is_measured_and_fails_for_the_right_reasons(tmp_pa
         assert lab.virsh('net-list', '--all', '--name').stdout.split() == []
         assert list((work / 'images').iterdir()) == []
         # the role left the bridge it did not make, without the guests' ports; the test removes it
-        assert in_lab(lab, 'ip', '-o', 'link', 'show', 'master', drbd_lab.BRIDGE).stdout.strip() == ''
-        in_lab(lab, 'ip', 'link', 'delete', drbd_lab.BRIDGE)
-        assert drbd_lab.BRIDGE not in in_lab(lab, 'ip', '-o', 'link').stdout
+        vmlab.remove_bridge(lab, drbd_lab.BRIDGE)
     finally:
         # the guests' disks (this test's own directory) too, also after a failure: ~300 MB per run
         vmlab.teardown(lab, control, work / 'images')

@@ -91,14 +91,16 @@ def in_lab(lab, *argv, check=True):
     return subprocess.run(lab.nsenter(argv), capture_output=True, text=True, check=check, timeout=60)
 
 
-def make_bridge(lab, name, address, prefix=24):
+def make_bridge(lab, name, address=None, prefix=24):
     """An existing bridge for bridged guests (what an administrator would have), made by the test in the
-    lab's network namespace: `name` with the host's `address`, up. The kvm_guest role's check finds it
-    (the lab's own sysfs); the machine's sysfs does not show it. It dies with the lab's namespace."""
+    lab's network namespace: `name` with the host's `address` (None: the host has none on it, as on a
+    dedicated link between guests), up. The kvm_guest role's check finds it (the lab's own sysfs); the
+    machine's sysfs does not show it. It dies with the lab's namespace."""
     # never on the machine itself
     assert lab.pid and os.readlink('/proc/%d/ns/net' % lab.pid) != os.readlink('/proc/self/ns/net')
     in_lab(lab, 'ip', 'link', 'add', name, 'type', 'bridge')
-    in_lab(lab, 'ip', 'address', 'add', '%s/%d' % (address, prefix), 'dev', name)
+    if address:
+        in_lab(lab, 'ip', 'address', 'add', '%s/%d' % (address, prefix), 'dev', name)
     in_lab(lab, 'ip', 'link', 'set', name, 'up')
     assert in_lab(lab, 'test', '-d', '/sys/class/net/%s/bridge' % name, check=False).returncode == 0
     assert not os.path.exists('/sys/class/net/%s' % name)
