@@ -364,14 +364,15 @@ def _row_labels(cells, keys, factor):
     def places(labels):
         return set((tuple(repr(c['labels'].get(k)) for k in labels), repr(label_value(c, factor))) for c in cells)
 
-    def rows(labels):
-        return len(set(tuple(repr(c['labels'].get(k)) for k in labels) for c in cells))
-
     def split(labels):
+        """The cells (their indices) grouped into rows by `labels`."""
         groups = {}
         for i, c in enumerate(cells):
             groups.setdefault(tuple(repr(c['labels'].get(k)) for k in labels), []).append(i)
         return frozenset(frozenset(g) for g in groups.values())
+
+    def rows(labels):
+        return len(split(labels))
 
     n = len(places(keys))
     kept = list(keys)
