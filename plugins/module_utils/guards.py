@@ -31,7 +31,7 @@ import time
 
 # Processes whose presence means another benchmark (or a compressor) competes for the machine: the
 # controller names every benchmark's own in guards.processes (the tool table, the matrix schema's
-# x-benchlab entries: plugin_utils/toolinfo.py; the action plugin every module runs through adds
+# benchmark units: plugin_utils/toolinfo.py; the action plugin every module runs through adds
 # them). Without that option only the usual load generators are known here.
 LOAD_GENERATORS = ('stress', 'stress-ng')
 

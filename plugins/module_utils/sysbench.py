@@ -38,7 +38,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import metri
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA
 
-TOOL = 'sysbench'   # the name its records carry (the matrix's tool is sysbench_fileio: its x-benchlab records)
+TOOL = 'sysbench'   # the name its records carry (the matrix's tool is sysbench_fileio: its unit's RECORDS)
 MIB = 1024.0 * 1024.0
 
 MODES = ('seqwr', 'seqrewr', 'seqrd', 'rndrd', 'rndwr', 'rndrw')

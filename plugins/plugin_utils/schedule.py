@@ -43,14 +43,15 @@ def host_resources(host, hostvars):
 
 
 def run_hosts(run):
-    """Every host a run occupies: its own and, for iperf, its server hosts."""
+    """Every host a run occupies: its own and the others its unit names (iperf: its servers and the
+    concurrent pairs' clients)."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
     hosts = [run['host']]
-    params = run.get('params') or {}
-    others = [params.get('server_host')] + [p.get(k) for p in params.get('concurrent') or [] if isinstance(p, dict)
-                                            for k in ('client_host', 'server_host')]
-    for h in others:
-        if h and h not in hosts:
-            hosts.append(h)
+    mod = unit(run.get('tool')) if isinstance(run.get('tool'), str) else None
+    if mod is not None and hasattr(mod, 'hosts'):
+        for _field, h in mod.hosts(run.get('params') or {}):
+            if h and h not in hosts:
+                hosts.append(h)
     return hosts
 
 

@@ -2,9 +2,10 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a new benchmark touches (docs/development.md, "Adding a benchmark"): every matrix tool has
-what each of those places needs, and a failure names the file to edit. Four files carry a benchmark
-(parser, module, schema entry with its tool-table line, task file); the fifth, meta/runtime.yml, is
-read by Ansible itself, by name (its action group and its action plugin)."""
+what each of those places needs, and a failure names the file to edit. Its files (parser, module,
+benchmark unit, task file) carry a benchmark, the generated files follow from them
+(tests/utils/benchmark_units.py), and meta/runtime.yml is read by Ansible itself, by name (its action
+group and its action plugin)."""
 
 import json
 import re
@@ -24,15 +25,18 @@ INSTALL_NAMES = ARGSPEC['argument_specs']['main']['options']['bench_tools_tools'
 
 @pytest.mark.parametrize('tool', TOOLS)
 def test_the_four_places(tool):
-    """The parser, the module, the schema entry (with its line of the tool table) and the task file."""
+    """The parser, the module, the benchmark unit (and the schema entry generated from the module and
+    the unit) and the task file."""
     assert (REPO / 'plugins/module_utils' / (tool + '.py')).is_file() or tool == 'sysbench_fileio', \
         'plugins/module_utils/%s.py (the parser) is missing' % tool
     assert (REPO / 'plugins/modules' / (tool + '.py')).is_file(), 'plugins/modules/%s.py is missing' % tool
+    assert (REPO / 'plugins/plugin_utils/benchmarks' / (tool + '.py')).is_file(), \
+        'plugins/plugin_utils/benchmarks/%s.py (the benchmark unit) is missing' % tool
     assert '%s_params' % tool in MATRIX['$defs'], \
-        'plugins/plugin_utils/schemas/matrix-v1.json has no $defs/%s_params' % tool
+        'plugins/plugin_utils/schemas/matrix-v1.json has no $defs/%s_params: run python tests/utils/benchmark_units.py' % tool
     branches = [b['if']['properties']['tool']['const'] for b in MATRIX['$defs']['benchmark']['allOf']]
     assert tool in branches, 'plugins/plugin_utils/schemas/matrix-v1.json: benchmark.allOf has no branch for %s' % tool
-    problems = toolinfo.entry_problems(tool, MATRIX['$defs']['%s_params' % tool].get(toolinfo.KEY))
+    problems = toolinfo.unit_problems(tool, toolinfo.unit(tool))
     assert not problems, problems
     assert (REPO / 'roles/bench_run/tasks' / (tool + '.yml')).is_file(), 'roles/bench_run/tasks/%s.yml is missing' % tool
 
@@ -54,9 +58,9 @@ def test_every_benchmark_can_be_installed_on_every_platform_of_the_role(tool):
     tool's install entry answers for each (a package list, or null: none there)."""
     for vars_file in sorted((REPO / 'roles/bench_tools/vars').glob('*.yml')):
         keys = [vars_file.stem, vars_file.stem.split('-')[0]] if '-' in vars_file.stem else [vars_file.stem]
-        for name, spec in MATRIX['$defs']['%s_params' % tool][toolinfo.KEY]['install'].items():
+        for name, spec in toolinfo.unit(tool).INSTALL.items():
             assert set(keys) & set(spec['packages']), (
-                'plugins/plugin_utils/schemas/matrix-v1.json $defs.%s_params.x-benchlab.install.%s.packages: '
+                'plugins/plugin_utils/benchmarks/%s.py INSTALL.%s.packages: '
                 'no entry for %s (roles/bench_tools/vars/%s)' % (tool, name, ' or '.join(keys), vars_file.name))
 
 
@@ -117,6 +121,17 @@ def main():
 if __name__ == '__main__':
     main()
 """
+
+FAKE_UNIT = '''# -*- coding: utf-8 -*-
+"""sleepbench, as a benchmark unit (a throwaway benchmark of tests/unit/test_new_benchmark.py)."""
+ORDER = 900
+RECORDS = ('sleepbench',)
+PROCESSES = ('sleepbenchd',)
+INSTALL = {'sleepbench': {'programs': ['sleep'], 'packages': {'Debian': ['coreutils'], 'RedHat': ['coreutils']}}}
+METRICS = [('duration', 's', 'lower', 'how long it slept')]
+NOT_PARAMS = {'path': "the cell's path"}
+PARAMS = {'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']}}
+'''
 
 FAKE_TASKS = '''---
 - name: "Benchmark sleepbench {{ bench_run_item.benchmark }}"
@@ -198,31 +213,24 @@ FAKE_ROLE = '''
 def _copy(dst):
     import shutil
     root = dst / 'ansible_collections' / 'benchlab' / 'bench'
-    for part in ('plugins', 'meta', 'roles', 'playbooks', 'tests/unit'):
+    for part in ('plugins', 'meta', 'roles', 'playbooks', 'tests/unit', 'tests/utils', 'docs'):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns('__pycache__', '.pytest_cache'))
     shutil.copy(REPO / 'galaxy.yml', root / 'galaxy.yml')
     return root
 
 
 def _add_fake_benchmark(root, runtime=True):
-    """The four places (the schema entry with its line of the tool table), and (runtime) the two
-    lines of meta/runtime.yml Ansible reads by name."""
+    """The four places (parser, module, unit, task file), the files generated from them, and
+    (runtime) the two lines of meta/runtime.yml Ansible reads by name."""
+    import subprocess
+    import sys
     (root / 'plugins/module_utils/sleepbench.py').write_text(FAKE_PARSER)
     (root / 'plugins/modules/sleepbench.py').write_text(FAKE_MODULE)
-    path = root / 'plugins/plugin_utils/schemas/matrix-v1.json'
-    schema = json.loads(path.read_text())
-    bench = schema['$defs']['benchmark']
-    bench['properties']['tool']['enum'].append('sleepbench')
-    bench['allOf'].append({'if': {'properties': {'tool': {'const': 'sleepbench'}}},
-                           'then': {'properties': {'params': {'$ref': '#/$defs/sleepbench_params'}}}})
-    schema['$defs']['sleepbench_params'] = {
-        'x-benchlab': {'records': ['sleepbench'], 'processes': ['sleepbenchd'],
-                       'install': {'sleepbench': {'programs': ['sleep'], 'packages': {'Debian': ['coreutils'], 'RedHat': ['coreutils']}}}},
-        'type': 'object', 'additionalProperties': False, 'properties': {
-            'seconds': {'type': 'integer'}, 'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']},
-            'sync': {'type': 'boolean'}}}
-    path.write_text(json.dumps(schema, indent=2))
+    (root / 'plugins/plugin_utils/benchmarks/sleepbench.py').write_text(FAKE_UNIT)
     (root / 'roles/bench_run/tasks/sleepbench.yml').write_text(FAKE_TASKS)
+    gen = subprocess.run([sys.executable, str(root / 'tests/utils/benchmark_units.py')], capture_output=True, text=True,
+                         check=False)
+    assert gen.returncode == 0 and 'written: plugins/plugin_utils/schemas/matrix-v1.json' in gen.stdout, gen.stdout + gen.stderr
     if not runtime:
         return
     runtime_yml = root / 'meta/runtime.yml'
@@ -273,7 +281,7 @@ def test_a_new_benchmark_touches_the_four_places_and_runtime_yml(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     # the parametrized contract tests ran for it: the four places, runtime.yml, install, the three option
     # sources, the action plugin
-    assert proc.stdout.count('[sleepbench] PASSED') == 7, proc.stdout[-4000:]
+    assert proc.stdout.count('[sleepbench] PASSED') == 8, proc.stdout[-4000:]
     check = subprocess.run([sys.executable, '-c', 'import sys; sys.path.insert(0, %r)\n' % str(root.parents[2]) + FAKE_CHECK],
                            capture_output=True, text=True, check=False)
     assert check.returncode == 0, check.stderr[-3000:]
