@@ -19,9 +19,13 @@ argv:
   recorded in the marker while it runs;
 - parse-or-fail (runner.fail with the output tails);
 - cleanup: the tool's recorded processes are stopped when the module fails or is interrupted
-  (SIGTERM/SIGHUP/SIGINT), then the work directory is removed.
+  (SIGTERM/SIGHUP/SIGINT), then the work directory is removed;
+- a batch (``run_module``, the option ``batch``): several runs of the module in one module process,
+  one after the other, each with its own options, guards, work directory and result, each result
+  appended to a spool file the moment the run ends (the controller streams it from there), a run's
+  ``timeout_s`` enforced on its tool (stopped, the run failed, the batch goes on).
 
-Use::
+Use (a module's ``main`` is ``run_module(argument_spec, run)``, ``run(module)`` its one run)::
 
     with BenchRun(module, 'fio') as br:
         workdir = br.workdir_in(path)
@@ -33,11 +37,15 @@ Use::
         br.exit(bench_result=records[0])
 """
 
+import json
 import os
 import signal
 import subprocess
 import time
+import traceback
 
+from ansible.module_utils import basic
+from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import describe, start_measurement
@@ -53,7 +61,7 @@ STOP_SIGNALS = ('SIGTERM', 'SIGHUP', 'SIGINT')
 
 
 class Interrupted(Exception):
-    """The module received a stop signal while it ran."""
+    """The module received a stop signal while it ran (or its run's time was up)."""
 
 
 def _raise_interrupted(signum, _frame):
@@ -222,13 +230,29 @@ class BenchRun(object):
             self._running = (proc.pid, proc_start_time(proc.pid), self.workdir)
             for path in owned:
                 update_marker(path, pgid=proc.pid, pid_start=self._running[1])
-        out, err = proc.communicate(data)
+        out, err = self._communicate(proc, data)
         duration = time.monotonic() - start
         self._running = None
         if guard:
             self._quiet_verdict(guard, before, duration, [proc.pid] if own_session else [])
         return CommandResult(argv, proc.returncode, to_native(out, errors='surrogate_or_strict'),
                              to_native(err, errors='surrogate_or_strict'), duration)
+
+    def _communicate(self, proc, data):
+        """The tool's output; when the run has a deadline (a batch run's timeout_s) and the tool is
+        still running then, it is stopped (its process group) and the run fails with Interrupted."""
+        deadline = getattr(self.module, 'deadline', None)
+        if deadline is None:
+            return proc.communicate(data)
+        try:
+            return proc.communicate(data, timeout=max(deadline - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            if self._running:
+                self.stop_tool()
+            else:
+                proc.kill()
+            proc.communicate()
+            raise Interrupted('still running after its timeout_s of %s s: stopped' % getattr(self.module, 'timeout_s', '?'))
 
     @staticmethod
     def _quiet_verdict(guard, before, window_s, sessions):
@@ -282,3 +306,100 @@ class BenchRun(object):
         if self.keep and self.workdir and not self.check_mode:
             self.result['workdir'] = self.workdir
         self.module.exit_json(**self.result)
+
+
+# -- a batch: several runs in one module process ------------------------------------------------
+
+class RunEnded(Exception):
+    """A run of a batch called exit_json or fail_json: its result, and the batch goes on."""
+
+    def __init__(self, result):
+        Exception.__init__(self, result.get('msg'))
+        self.result = result
+
+
+class OneRun(object):
+    """The module as one run of a batch sees it: its own params, check mode, deadline and warnings;
+    exit_json and fail_json end the run (RunEnded), not the module; everything else is the module's."""
+
+    def __init__(self, module, params, timeout_s=None):
+        self._module = module
+        self.params = params
+        self.check_mode = module.check_mode
+        self.timeout_s = timeout_s
+        self.deadline = None
+        self.warnings = []
+
+    def start_clock(self):
+        if self.timeout_s:
+            self.deadline = time.monotonic() + float(self.timeout_s)
+
+    def exit_json(self, **result):
+        raise RunEnded(result)
+
+    def fail_json(self, msg=None, **result):
+        result.update(failed=True, msg=msg)
+        raise RunEnded(result)
+
+    def warn(self, warning):
+        self.warnings.append(warning)
+
+    def get_bin_path(self, arg, required=False, opt_dirs=None):
+        path = self._module.get_bin_path(arg, required=False, opt_dirs=opt_dirs)
+        if required and path is None:
+            self.fail_json(msg='Failed to find required executable "%s" on the target' % arg)
+        return path
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+def _spool_line(spool, doc):
+    """One JSON line for the controller, which reads the spool while the batch runs."""
+    if spool:
+        with open(spool, 'a') as f:
+            f.write(json.dumps(doc, sort_keys=True) + '\n')
+
+
+def _one(module, validator, item, run):
+    """The result of one run of a batch (the run ends in exit_json or fail_json; any error is its failure)."""
+    if not isinstance(item, dict) or not isinstance(item.get('options'), dict):
+        return dict(failed=True, msg='batch: each run is {options: {...}, timeout_s: ...}')
+    checked = validator.validate(dict(item['options']))
+    if checked.error_messages:
+        return dict(failed=True, msg='; '.join(checked.error_messages))
+    one = OneRun(module, checked.validated_parameters, item.get('timeout_s'))
+    one.start_clock()
+    try:
+        run(one)
+        result = dict(failed=True, msg='the module ended the run without a result')
+    except RunEnded as e:
+        result = e.result
+    except Exception as e:  # pylint: disable=broad-except  # a bug in one run never costs the others
+        result = dict(failed=True, msg='%s: %s' % (type(e).__name__, e), exception=traceback.format_exc())
+    if one.warnings:
+        result['warnings'] = list(result.get('warnings') or []) + one.warnings
+    return result
+
+
+def run_module(argument_spec, run, **constraints):
+    """A benchmark module's main(): one run, ``run(AnsibleModule(...))``; or with the option
+    ``batch`` ({runs: [{options, timeout_s}], spool}) every run of the batch in turn, in this one
+    process, each with its own options checked against the module's argument spec, its result
+    appended to the spool the moment it ends ({"start": i}, then {"done": i, "result": {...}}), and
+    all of them returned as ``runs``. A failed run fails itself only."""
+    raw = basic._load_params() or {}
+    if not raw.get('batch'):
+        run(basic.AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **constraints))
+        return
+    # the runs' own options are checked per run below; at the top only the batch counts
+    relaxed = dict((k, dict(v, required=False)) for k, v in argument_spec.items())
+    module = basic.AnsibleModule(argument_spec=relaxed, supports_check_mode=True)
+    batch = module.params['batch']
+    validator = ModuleArgumentSpecValidator(argument_spec, **constraints)
+    results = []
+    for i, item in enumerate(batch.get('runs') or []):
+        _spool_line(batch.get('spool'), {'start': i})
+        results.append(_one(module, validator, item, run))
+        _spool_line(batch.get('spool'), {'done': i, 'result': results[-1]})
+    module.exit_json(changed=any(r.get('changed') for r in results), runs=results)

@@ -199,9 +199,8 @@ bench_dry_run:
 import hashlib
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA, fio_zero_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
@@ -388,8 +387,11 @@ def options_run(br, p, fio_bin, workdir):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           mutually_exclusive=[('job_file', 'job_file_content')])
+    run_module(ARGUMENT_SPEC, one_run, mutually_exclusive=[('job_file', 'job_file_content')])
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     validate(module, p)
     fio_bin = module.get_bin_path('fio', required=True)

@@ -221,9 +221,8 @@ bench_dry_run:
 import os
 import subprocess
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, new_dry_run
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, new_dry_run, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_names, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
@@ -449,7 +448,11 @@ def main():
         grace=dict(type='float', default=2.0),
     )
     argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    run_module(argument_spec, one_run)
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     if not os.path.isdir('/proc/self/fd'):
         module.fail_json(msg='benchlab.bench.iperf needs a Linux /proc')

@@ -277,12 +277,15 @@ def expand_plan(matrix, inventory_hosts=None, host_labels=None):
 
     def run(b, cname, rep, warmup=False):
         c = by_name[cname]
-        return dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'], benchmark=b['name'],
-                    params=run_params(b, c), repetition=rep,
-                    labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
-                    guards=run_guards(b['methodology'], rep, warmup, concurrency),
-                    drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'],
-                    **dict(zip(('async_s', 'poll_s'), run_timing(b['tool'], run_params(b, c), b['methodology']))))
+        out = dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'], benchmark=b['name'],
+                   params=run_params(b, c), repetition=rep,
+                   labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
+                   guards=run_guards(b['methodology'], rep, warmup, concurrency),
+                   drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'],
+                   **dict(zip(('async_s', 'poll_s'), run_timing(b['tool'], run_params(b, c), b['methodology']))))
+        if b['methodology'].get('timeout_s'):
+            out['timeout_s'] = int(b['methodology']['timeout_s'])   # the run path stops the run after it
+        return out
 
     runs = [run(b, cname, 0, warmup=True) for b in benchmarks if b['methodology']['warmup'] for cname in b['cells']]
     for rep in range(1, max(b['repetitions'] for b in benchmarks) + 1):

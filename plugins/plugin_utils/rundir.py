@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import errno
+import fcntl
 import json
 import os
 import re
@@ -100,14 +101,15 @@ def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES, set
     return dict(path=path, checked=probe_dir, free_bytes=free)
 
 
-def read_jsonl(path):
-    """(records, problems) of a JSON-lines file: every line that is a JSON object is a record; a
-    line that is not JSON, or JSON but not an object, is skipped and named (file and line number)
-    in `problems`. A missing file is ([], [])."""
+def read_jsonl(path, offset=0):
+    """(records, problems) of a JSON-lines file (from byte `offset`, the start of a line): every line
+    that is a JSON object is a record; a line that is not JSON, or JSON but not an object, is skipped
+    and named (file and line number, counted from `offset`) in `problems`. A missing file is ([], [])."""
     records, problems = [], []
     if not os.path.isfile(path):
         return records, problems
     with open(path, 'rb') as f:
+        f.seek(offset)
         data = f.read()
     lines = data.split(b'\n')
     last = len(lines) - 1
@@ -179,6 +181,24 @@ def repair_jsonl(path):
         os.close(fd)
 
 
+# The run the report callback (benchlab.bench.report) writes, as the rest of the playbook sees it: the
+# callback sets it in the controller's main process (run_id, base, path, preflight_error, progress,
+# clock, total_runs, requested_run_id); every task's worker is forked from that process and sees it
+# as it was when its task started. The lookup benchlab.bench.run_state (no term) gives it to the play
+# as data; benchlab.bench.run_benchmark stores each record in its results.jsonl the moment its run
+# ends. Empty without the callback.
+CURRENT_RUN = {}
+
+
+def set_current_run(**values):
+    CURRENT_RUN.update(values)
+
+
+def current_run():
+    """The report callback's run (a copy), or {} without the callback."""
+    return dict(CURRENT_RUN)
+
+
 def new_run_id(now=None):
     now = now or datetime.datetime.now(datetime.timezone.utc)
     return now.strftime('%Y%m%dT%H%M%SZ') + '-' + secrets.token_hex(3)
@@ -215,17 +235,23 @@ class RunDir(object):
         return repair_jsonl(os.path.join(self.path, name))
 
     def append_jsonl(self, name, obj):
-        """Append one whole JSON line and fsync it at once: a crash later loses nothing."""
+        """Append one whole JSON line and fsync it at once: a crash later loses nothing. The report
+        callback and the run path's workers (benchlab.bench.run_benchmark, storing each record the
+        moment its run ends) append to the same results.jsonl: under an exclusive lock, a last line
+        cut short by a crash is repaired first (repair_jsonl). Returns the repair's message or None."""
         path = self.file(name)
         new = not os.path.exists(path)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            message = repair_jsonl(path)
             write_all(fd, (json.dumps(obj, sort_keys=True) + '\n').encode('utf-8'))
             os.fsync(fd)
         finally:
             os.close(fd)
         if new:
             fsync_dir(self.path)
+        return message
 
     def write_text(self, name, text):
         """Write a file atomically: a temp file, written whole and fsynced, renamed over the old

@@ -53,7 +53,7 @@ def test_bench_playbook_writes_a_valid_report(tmp_path, env):
     # the environment of both cells was described
     fstypes = {v['labels']['cell']: v['target']['fstype'] for v in results['environment'].values()}
     assert fstypes['host-tmpfs'] == 'tmpfs' and set(fstypes) == {'host-tmpfs', 'host-rootfs'}
-    # ... by each cell's first run itself (one task per run here: the option describe), not by a sysinfo task
+    # ... by each cell's first run itself (the one run path: the option describe), not by a sysinfo task
     describe_task = proc.stdout.split('Describe the environment of each cell', 1)[1].split('TASK [', 1)[0]
     assert 'ok: [' not in describe_task and 'changed: [' not in describe_task, describe_task
     report = (runs[0] / 'report.md').read_text()
@@ -175,9 +175,10 @@ bench_matrix:
 
 
 def test_a_one_task_run_after_a_task_file_run_runs_its_own_run(tmp_path, env):
-    """run_tasks.yml (iperf) sets the fact bench_run_item; a later one-task step (run.yml) must run
-    its own run, not that fact's (a set_fact outranks task vars: `make bench` re-ran an iperf run in
-    every later one-task step of the host, and the dd/compress runs after it never ran)."""
+    """A run with phases (iperf: its server on another task) followed by batched steps: each step runs
+    its own run (the old task-file path set the fact bench_run_item, and a set_fact outranks task
+    vars: `make bench` re-ran an iperf run in every later one-task step of the host, and the
+    dd/compress runs after it never ran)."""
     matrix = tmp_path / 'matrix.yml'
     matrix.write_text(TASK_FILE_FIRST_MATRIX)
     proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',

@@ -188,22 +188,30 @@ def test_check_mode_starts_nothing(env, iperf_guard):
     assert iperf_processes([15721]) == []
 
 
-# ------------------------------------------------------------------ the bench_run tasks file
+# ------------------------------------------------------------------ the one run path (bench_run)
 
+# The role's own run path with a plan made by hand (so that a run the matrix schema would refuse,
+# time 0, reaches the client after its server started): the iperf unit's phases start the server
+# before the client and stop it after, whatever happened.
 PLAYBOOK = '''
 - hosts: localhost
   gather_facts: false
-  vars:
-    bench_run_item: {item}
   tasks:
-    - name: Run the iperf tasks of bench_run
-      ansible.builtin.include_tasks: {tasks}
+    - name: Run the plan through the bench_run role
+      ansible.builtin.include_role:
+        name: benchlab.bench.bench_run
+      vars:
+        bench_run_plan: {plan}
 '''
+STOP = "stop on localhost"
 
 
 def run_tasks_file(env, tmp_path, item):
+    plan = {'name': 'iperf-path', 'cells': [{'name': item['cell'], 'host': 'localhost', 'path': item['path'], 'labels': {}}],
+            'benchmarks': [{'name': item['benchmark'], 'tool': 'iperf', 'params': item['params'], 'cells': [item['cell']]}],
+            'runs': [dict(item, guards={'quiesce': False, 'cooldown_s': 0}, async_s=0, poll_s=0)], 'gates': {}}
     play = tmp_path / 'play.yml'
-    play.write_text(PLAYBOOK.format(item=json.dumps(item), tasks=REPO / 'roles/bench_run/tasks/iperf.yml'))
+    play.write_text(PLAYBOOK.format(plan=json.dumps(plan)))
     return run([BIN / 'ansible-playbook', '-i', REPO / 'inventories/local', play], env, timeout=120)
 
 
@@ -221,15 +229,17 @@ def item(port, **params):
 def test_bench_run_tasks_file(env, tmp_path, iperf_guard, port, params):
     proc = run_tasks_file(env, tmp_path, item(port, **params))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert 'Stop the iperf server localhost' in proc.stdout
+    assert STOP in proc.stdout
     assert iperf_processes([port]) == []
     results, jsonl = load_run(run_dirs(tmp_path / 'runs')[-1])
     recs = [r for r in jsonl if r.get('tool') in ('iperf', 'iperf3')]
     assert len(recs) == 1, jsonl
     assert recs[0]['host'] == 'localhost'  # added by the report callback, not part of the record
-    rec = valid(dict((k, v) for k, v in recs[0].items() if k not in ('host', 'cell_key')))
+    rec = valid(dict((k, v) for k, v in recs[0].items() if k not in ('host',)))
     assert rec['labels'] == {'cell': 'host-lo', 'benchmark': 'net'}
     assert rec['params']['port'] == port
+    # the run path put the run's context on the record
+    assert rec['repetition'] == 1 and rec['step'] == 0 and rec['run_id'] == results['run_id'] and rec['cell_key']
     # the test's own server (delegated, not a child of the client) is not a competing benchmark
     assert not any('other benchmark processes' in w for w in rec['warnings']), rec['warnings']
     if params:
@@ -237,12 +247,12 @@ def test_bench_run_tasks_file(env, tmp_path, iperf_guard, port, params):
 
 
 def test_bench_run_tasks_file_stops_the_server_when_the_client_fails(env, tmp_path, iperf_guard):
-    # time 0 is refused by the client after the server started: the always section must stop it
+    # time 0 is refused by the client after the server started: the phases after the run must stop it
     proc = run_tasks_file(env, tmp_path, item(15733, version=2, time=0))
     assert proc.returncode != 0
     assert 'time must be at least 1' in proc.stdout
-    assert 'Stop the iperf server localhost' in proc.stdout
-    out = proc.stdout[proc.stdout.index('Stop the iperf server'):]
-    assert 'changed: [localhost]' in out.split('PLAY RECAP')[0]
+    assert STOP in proc.stdout
+    out = proc.stdout[proc.stdout.index('Do the work on other hosts after the runs'):]
+    assert 'changed: [localhost -> localhost] => (item=stop on localhost)' in out.split('PLAY RECAP')[0]
     time.sleep(0.2)
     assert iperf_processes([15733]) == []

@@ -2,10 +2,10 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a new benchmark touches (docs/development.md, "Adding a benchmark"): every matrix tool has
-what each of those places needs, and a failure names the file to edit. Its files (parser, module,
-benchmark unit, task file) carry a benchmark, the generated files follow from them
+what each of those places needs, and a failure names the file to edit. Three files carry a
+benchmark (parser, module, benchmark unit), the generated files follow from them
 (tests/utils/benchmark_units.py), and meta/runtime.yml is read by Ansible itself, by name (its action
-group and its action plugin)."""
+group and its action plugin). No task file: every run goes through the one run path."""
 
 import json
 import re
@@ -24,9 +24,9 @@ INSTALL_NAMES = ARGSPEC['argument_specs']['main']['options']['bench_tools_tools'
 
 
 @pytest.mark.parametrize('tool', TOOLS)
-def test_the_four_places(tool):
+def test_the_three_places(tool):
     """The parser, the module, the benchmark unit (and the schema entry generated from the module and
-    the unit) and the task file."""
+    the unit)."""
     assert (REPO / 'plugins/module_utils' / (tool + '.py')).is_file() or tool == 'sysbench_fileio', \
         'plugins/module_utils/%s.py (the parser) is missing' % tool
     assert (REPO / 'plugins/modules' / (tool + '.py')).is_file(), 'plugins/modules/%s.py is missing' % tool
@@ -38,7 +38,22 @@ def test_the_four_places(tool):
     assert tool in branches, 'plugins/plugin_utils/schemas/matrix-v1.json: benchmark.allOf has no branch for %s' % tool
     problems = toolinfo.unit_problems(tool, toolinfo.unit(tool))
     assert not problems, problems
-    assert (REPO / 'roles/bench_run/tasks' / (tool + '.yml')).is_file(), 'roles/bench_run/tasks/%s.yml is missing' % tool
+
+
+def test_one_run_path_and_no_tool_in_the_role():
+    """Every run goes through benchlab.bench.run_benchmark (roles/bench_run/tasks/run.yml): no task
+    file per tool, and no tool's name or parameter in the role's YAML (what a tool needs around its
+    runs is its unit's phases)."""
+    tasks = sorted(p.name for p in (REPO / 'roles/bench_run/tasks').glob('*.yml'))
+    assert tasks == ['gate.yml', 'main.yml', 'plan.yml', 'run.yml'], tasks
+    words = set()
+    for path in (REPO / 'roles/bench_run').rglob('*.yml'):   # the YAML itself, not its comments
+        words |= set(re.findall(r'[a-z_0-9+]+', json.dumps(yaml.safe_load(path.read_text()))))
+    names = set(TOOLS) | set(toolinfo.record_names()) | {'server_host', 'concurrent', 'job_file', 'drop_caches'}
+    assert not words & names, sorted(words & names)
+    run = yaml.safe_load((REPO / 'roles/bench_run/tasks/run.yml').read_text())
+    modules = set(k for t in run[0]['block'] + run[0]['always'] for k in t if k.startswith('benchlab.bench.'))
+    assert modules == {'benchlab.bench.run_benchmark'}
 
 
 @pytest.mark.parametrize('tool', TOOLS)
@@ -133,17 +148,6 @@ NOT_PARAMS = {'path': "the cell's path"}
 PARAMS = {'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']}}
 '''
 
-FAKE_TASKS = '''---
-- name: "Benchmark sleepbench {{ bench_run_item.benchmark }}"
-  benchlab.bench.sleepbench:
-    path: "{{ bench_run_item.path }}"
-    seconds: "{{ bench_run_item.params.seconds | default(omit) }}"
-    size: "{{ bench_run_item.params.size | default(omit) }}"
-    mode: "{{ bench_run_item.params.mode | default(omit) }}"
-    sync: "{{ bench_run_item.params.sync | default(omit) }}"
-  register: __bench_run_last
-'''
-
 FAKE_CHECK = r'''
 import sys
 from ansible_collections.benchlab.bench.plugins.module_utils import guards, record
@@ -220,14 +224,13 @@ def _copy(dst):
 
 
 def _add_fake_benchmark(root, runtime=True):
-    """The four places (parser, module, unit, task file), the files generated from them, and
-    (runtime) the two lines of meta/runtime.yml Ansible reads by name."""
+    """The three places (parser, module, unit), the files generated from them, and (runtime) the two
+    lines of meta/runtime.yml Ansible reads by name."""
     import subprocess
     import sys
     (root / 'plugins/module_utils/sleepbench.py').write_text(FAKE_PARSER)
     (root / 'plugins/modules/sleepbench.py').write_text(FAKE_MODULE)
     (root / 'plugins/plugin_utils/benchmarks/sleepbench.py').write_text(FAKE_UNIT)
-    (root / 'roles/bench_run/tasks/sleepbench.yml').write_text(FAKE_TASKS)
     gen = subprocess.run([sys.executable, str(root / 'tests/utils/benchmark_units.py')], capture_output=True, text=True,
                          check=False)
     assert gen.returncode == 0 and 'written: plugins/plugin_utils/schemas/matrix-v1.json' in gen.stdout, gen.stdout + gen.stderr
@@ -252,11 +255,11 @@ def _pytest(root, *args):
 
 @pytest.mark.skipif(Path(__file__).resolve().parents[4].name == 'ansible_collections',
                     reason='runs once, from the checkout (not again inside its own copy)')
-def test_a_new_benchmark_touches_the_four_places_and_runtime_yml(tmp_path):
+def test_a_new_benchmark_touches_the_three_places_and_runtime_yml(tmp_path):
     """docs/development.md's claim, proven: a throwaway benchmark (sleepbench) added in a copy of
-    the collection by its parser, module, schema entry and task file, plus its two lines of
-    meta/runtime.yml, is planned, forwarded, validated, guarded and installed, and every contract
-    test holds; without the runtime.yml lines exactly the tests naming that file fail."""
+    the collection by its parser, module and unit (the generated files made by the generator), plus
+    its two lines of meta/runtime.yml, is planned, forwarded, validated, guarded and installed, and
+    every contract test holds; without the runtime.yml lines exactly the tests naming that file fail."""
     import os
     import subprocess
     import sys
@@ -279,9 +282,9 @@ def test_a_new_benchmark_touches_the_four_places_and_runtime_yml(tmp_path):
     _add_fake_benchmark(root)
     proc = _pytest(root, *CHECKS)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    # the parametrized contract tests ran for it: the four places, runtime.yml, install, the three option
-    # sources, the action plugin
-    assert proc.stdout.count('[sleepbench] PASSED') == 8, proc.stdout[-4000:]
+    # the parametrized contract tests ran for it: the three places, runtime.yml, install, the option
+    # sources (type, argspec or left out, forwarded by the run path), the action plugin
+    assert proc.stdout.count('[sleepbench] PASSED') == 7, proc.stdout[-4000:]
     check = subprocess.run([sys.executable, '-c', 'import sys; sys.path.insert(0, %r)\n' % str(root.parents[2]) + FAKE_CHECK],
                            capture_output=True, text=True, check=False)
     assert check.returncode == 0, check.stderr[-3000:]
