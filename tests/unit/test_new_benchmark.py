@@ -56,6 +56,58 @@ def test_one_run_path_and_no_tool_in_the_role():
     assert modules == {'benchlab.bench.run_benchmark'}
 
 
+# The files a new benchmark takes (docs/development.md, "Adding a benchmark"; ioping took exactly these).
+NEW_BENCHMARK_FILES = [
+    'plugins/module_utils/{tool}.py', 'plugins/modules/{tool}.py', 'plugins/plugin_utils/benchmarks/{tool}.py',
+    'plugins/filter/parse_{tool}.py', 'meta/runtime.yml',
+    'tests/unit/fixtures/{tool}/', 'tests/unit/plugins/module_utils/test_{tool}.py', 'tests/unit/plugins/modules/{tool}.yaml',
+    'tests/unit/plugins/modules/test_{tool}.py', 'tests/unit/plugins/plugin_utils/test_{tool}_unit.py',
+    'tests/unit/plugins/filter/test_parse_filters_fuzz.py', 'tests/compat/files/every_module.yml',
+    'tests/compat/test_target_python.py', 'tests/integration/test_{tool}_module.py', 'docs/support.md',
+    'changelogs/fragments/<name>.yml', 'inventories/local/group_vars/all/lab_matrix.yml',
+]
+# ... and what tests/utils/benchmark_units.py generates from them.
+GENERATED_FILES = ['plugins/plugin_utils/schemas/matrix-v1.json', 'plugins/plugin_utils/schemas/import-manifest-v1.json',
+                   'docs/usage.md']
+
+
+def _development_md_files():
+    """The numbered files of docs/development.md's "Adding a benchmark" section, in order."""
+    text = (REPO / 'docs/development.md').read_text().split('## Adding a benchmark', 1)[1]
+    text = text.split('Generated, never edited by hand', 1)[0] + text.split('What proves it:', 1)[1].split('Sanity:', 1)[0]
+    found = []
+    for m in re.finditer(r'(?:^|\s)\d+\. `([^`]+)`', text):
+        found.append(m.group(1).replace('<tool>', '{tool}'))
+    return found
+
+
+def test_development_md_lists_exactly_the_files_a_new_benchmark_takes():
+    assert _development_md_files() == NEW_BENCHMARK_FILES
+    generated = (REPO / 'docs/development.md').read_text().split('Generated, never edited by hand', 1)[1].split('What proves', 1)[0]
+    for path in GENERATED_FILES:
+        assert '`%s`' % path in generated or '`%s`' % path.split('/')[-1] in generated, path
+
+
+@pytest.mark.skipif(Path(__file__).resolve().parents[4].name == 'ansible_collections',
+                    reason='the checkout holds them, not a copy of its plugins')
+def test_ioping_took_exactly_those_files():
+    """Every file of the list holds ioping (the benchmark issue 29 added through the unit), and so do
+    the generated ones; the sanity ignore files stay empty."""
+    for pattern in NEW_BENCHMARK_FILES + GENERATED_FILES:
+        if pattern.startswith('changelogs/'):
+            texts = [p.read_text() for p in (REPO / 'changelogs/fragments').glob('*.yml')]
+            texts.append((REPO / 'changelogs/changelog.yaml').read_text())
+            assert any('ioping' in t for t in texts), 'no changelog fragment (or folded entry) names ioping'
+            continue
+        path = REPO / pattern.format(tool='ioping')
+        if pattern.endswith('/'):
+            assert (path / 'README.md').is_file() and len(list(path.glob('*.txt'))) >= 3, path
+            continue
+        assert path.is_file() and 'ioping' in path.read_text(), '%s does not name ioping' % path
+    for ignore in sorted((REPO / 'tests/sanity').glob('ignore-*.txt')):
+        assert ignore.read_text().strip() == '', '%s must stay empty' % ignore
+
+
 @pytest.mark.parametrize('tool', TOOLS)
 def test_runtime_yml_names_every_benchmark(tool):
     """Ansible reads action groups (module_defaults) and a module's action plugin from
@@ -297,7 +349,7 @@ def test_a_new_benchmark_touches_the_three_places_and_runtime_yml(tmp_path):
                          capture_output=True, text=True, check=False, env=env, cwd=str(tmp_path))
     out = run.stdout + run.stderr
     assert run.returncode == 2 and 'failed=1' in out, out[-3000:]
-    assert 'bench_tools_tools: unknown tool nosuchbench (known: dd, fio, bonnie, dbench, sysbench, iperf3, iperf, ' \
-           'compress, sleepbench;' in ' '.join(out.split()), out[-3000:]
+    known = ', '.join(list(toolinfo.install_table()) + ['sleepbench'])
+    assert 'bench_tools_tools: unknown tool nosuchbench (known: %s;' % known in ' '.join(out.split()), out[-3000:]
     for task in ("The new tool's package, dbench left out on EL 9", "The role's default is every tool of the table, the new one too"):
         assert re.search(r'TASK \[%s\] \**\s+ok: \[localhost\]' % re.escape(task), out), out[-3000:]
