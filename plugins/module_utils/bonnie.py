@@ -366,7 +366,7 @@ def _file_count(files):
 
 
 def bonnie_metrics(result):
-    """The record's metrics (DESIGN.md names) and the warnings they call for."""
+    """The record's metrics (the names of docs/usage.md) and the warnings they call for."""
     metrics = {}
     warnings = []
     too_fast = []

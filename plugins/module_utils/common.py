@@ -106,7 +106,7 @@ def drop_caches():
 
 
 def ram_warning(size_bytes, what):
-    """The DESIGN.md section 5 warning when a data set is below twice the target's RAM."""
+    """The methodology's warning (docs/usage.md) when a data set is below twice the target's RAM."""
     ram = mem_total_bytes()
     if ram and size_bytes < 2 * ram:
         return ('%s %s is below 2x RAM (%s): the page cache may inflate the result'

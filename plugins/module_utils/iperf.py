@@ -434,7 +434,7 @@ def parse_iperf(text, stderr=''):
 # records
 
 def iperf_metrics(summary):
-    """The record's metrics (DESIGN.md: throughput, retransmits where known, jitter/lost_pct for UDP)."""
+    """The record's metrics (docs/usage.md: throughput, retransmits where known, jitter/lost_pct for UDP)."""
     metrics = {'throughput': metric(summary['throughput_mbit_s'], 'Mbit/s', 'higher')}
     if summary.get('retransmits') is not None:
         metrics['retransmits'] = metric(summary['retransmits'], 'count', 'lower')

@@ -146,7 +146,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 bench_result:
-  description: The result record (schema version 1, see the collection's DESIGN and record schema).
+  description: The result record (schema version 1, see the record schema, plugins/module_utils/schemas/record-v1.json).
   returned: success, not in check mode
   type: dict
   contains:
