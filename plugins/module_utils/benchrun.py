@@ -322,9 +322,12 @@ class OneRun(object):
     """The module as one run of a batch sees it: its own params, check mode, deadline and warnings;
     exit_json and fail_json end the run (RunEnded), not the module; everything else is the module's."""
 
-    def __init__(self, module, params, timeout_s=None):
+    def __init__(self, module, params, timeout_s=None, batch=None):
         self._module = module
         self.params = params
+        # what the runs of one batch share (a module may keep something for the next run, and register
+        # its removal in batch['cleanup'], called when the batch ends)
+        self.batch = batch
         self.check_mode = module.check_mode
         self.timeout_s = timeout_s
         self.deadline = None
@@ -361,14 +364,14 @@ def _spool_line(spool, doc):
             f.write(json.dumps(doc, sort_keys=True) + '\n')
 
 
-def _one(module, validator, item, run):
+def _one(module, validator, item, run, batch):
     """The result of one run of a batch (the run ends in exit_json or fail_json; any error is its failure)."""
     if not isinstance(item, dict) or not isinstance(item.get('options'), dict):
         return dict(failed=True, msg='batch: each run is {options: {...}, timeout_s: ...}')
     checked = validator.validate(dict(item['options']))
     if checked.error_messages:
         return dict(failed=True, msg='; '.join(checked.error_messages))
-    one = OneRun(module, checked.validated_parameters, item.get('timeout_s'))
+    one = OneRun(module, checked.validated_parameters, item.get('timeout_s'), batch)
     one.start_clock()
     try:
         run(one)
@@ -397,9 +400,13 @@ def run_module(argument_spec, run, **constraints):
     module = basic.AnsibleModule(argument_spec=relaxed, supports_check_mode=True)
     batch = module.params['batch']
     validator = ModuleArgumentSpecValidator(argument_spec, **constraints)
-    results = []
-    for i, item in enumerate(batch.get('runs') or []):
-        _spool_line(batch.get('spool'), {'start': i})
-        results.append(_one(module, validator, item, run))
-        _spool_line(batch.get('spool'), {'done': i, 'result': results[-1]})
+    results, shared = [], {'cleanup': []}
+    try:
+        for i, item in enumerate(batch.get('runs') or []):
+            _spool_line(batch.get('spool'), {'start': i})
+            results.append(_one(module, validator, item, run, shared))
+            _spool_line(batch.get('spool'), {'done': i, 'result': results[-1]})
+    finally:
+        for cleanup in shared['cleanup']:
+            cleanup()
     module.exit_json(changed=any(r.get('changed') for r in results), runs=results)

@@ -19,6 +19,12 @@ description:
     C(exec_postrun) through a shell and C(allow_mounted_write) lets it write mounted devices, so these
     (and engines that run programs) are refused unless O(allow_unsafe_options=true); files a job
     names outside the work directory are refused the same way.
+  - In a batch (the option C(batch), the run path's), a read job of the module's options (no further
+    O(options), one worker) reads the file the batch's previous read job of the same O(path) and
+    O(size) laid out, instead of laying out one of its own (the same random contents; fio drops the
+    file's cached pages before the job, its C(invalidate)); its record's C(params.layout) is
+    V(reused). The file is kept between the runs in a directory of this run's (owner marker),
+    removed when the batch ends.
   - A block device a job names (C(filename)/C(filename_format)) is written only with
     O(destructive=true), and never while it or a partition is mounted, has holders, is active swap or
     is open exclusively by another program.
@@ -209,6 +215,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
     FioJobError, check_fio_job, options_to_sections, parse_job_file)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, remove_tree
 
 JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
@@ -244,6 +251,47 @@ ARGUMENT_SPEC = dict(
     force=dict(type='bool', default=False),
 )
 ARGUMENT_SPEC.update(COMMON_ARGS)
+
+
+def layout_key(p):
+    """What makes the file a read job laid out reusable by the next read job of a batch in the same
+    path: a job of the module's options (no job file, no further options), one worker, its size."""
+    if (p['rw'] not in READ_ONLY or p['options'] or p['numjobs'] != 1 or p['job_file']
+            or p['job_file_content'] is not None):
+        return None
+    return (os.path.realpath(p['path']), parse_size(p['size']))
+
+
+def take_layout(module, p, workdir):
+    """In a batch, the file the previous read job of this path laid out, moved into this run's work
+    directory under the name fio gives this job's file: fio then reads it instead of laying out a new
+    one (the same random contents; fio drops its pages from the cache before the job, invalidate=1).
+    True when it did."""
+    batch = getattr(module, 'batch', None)
+    held = (batch or {}).get('fio_layout')
+    if not held or held['key'] != layout_key(p) or not os.path.isfile(held['file']):
+        return False
+    os.rename(held['file'], os.path.join(workdir, '%s.0.0' % p['name']))
+    batch.pop('fio_layout')
+    return True
+
+
+def keep_layout(module, p, workdir):
+    """In a batch, keep the file this read job read for the next one (in a directory of this run's,
+    with its owner marker, removed when the batch ends)."""
+    batch = getattr(module, 'batch', None)
+    key = layout_key(p)
+    src = os.path.join(workdir, '%s.0.0' % p['name'])
+    if batch is None or key is None or not os.path.isfile(src) or os.path.getsize(src) != key[1]:
+        return
+    hold = batch.get('fio_hold', {}).get(key[0])
+    if hold is None:
+        hold = create_workdir(p['path'], 'fio-layout', run_id=p['run_id'], run_key=p['run_key'])
+        batch.setdefault('fio_hold', {})[key[0]] = hold
+        batch['cleanup'].append(lambda: remove_tree(hold))
+    dst = os.path.join(hold, 'layout')
+    os.rename(src, dst)
+    batch['fio_layout'] = {'key': key, 'file': dst}
 
 
 def supports_o_direct(directory):
@@ -405,6 +453,8 @@ def one_run(module):
         else:
             argv, params, job_options = options_run(br, p, fio_bin, workdir)
         br.dry_run(argv, writes=[workdir])
+        if job_options is None and take_layout(module, p, workdir):
+            params['layout'] = 'reused'   # the batch's previous read job of this path laid the file out
         br.measure(params)
         started = utc_now()
         res = br.run(argv, cwd=workdir)
@@ -413,6 +463,8 @@ def one_run(module):
         records = br.parse('fio', res, fio_records, res.stdout, labels=p['labels'], params=params,
                            warnings=br.warnings, cmd=argv, started=started, duration_s=res.duration_s,
                            job_options=job_options)
+        if job_options is None:
+            keep_layout(module, p, workdir)
         # The work directory is removed again: the target is left as it was found.
         br.exit(bench_result=records[0], bench_results=records)
 

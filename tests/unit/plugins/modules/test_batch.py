@@ -131,3 +131,40 @@ def test_without_a_deadline_nothing_changes(tmp_path):
         br.workdir_in(str(tmp_path))
         res = br.run(['sh', '-c', 'sleep 1.2; echo done'])
     assert res.ok and res.stdout.strip() == 'done'
+
+
+FIO_JSON = fixture_text('fio/fio-3.33-seqread-direct.json')
+
+
+def test_a_batchs_read_jobs_of_one_path_read_the_file_laid_out_once(tmp_path, capsys, monkeypatch):
+    """fio (its output and its file mocked: the file appears the way fio lays it out) in a batch of
+    three read jobs of one path and size and a write job: the second and third read the first's
+    file, the write job lays out nothing of theirs; nothing is left afterwards."""
+    from ansible_collections.benchlab.bench.plugins.modules import fio
+    laid, seen = [], []
+
+    def fake_run(self, argv, cwd=None, data=None):
+        name = [a for a in argv if a.startswith('--name=')][0][len('--name='):]
+        data_file = os.path.join(cwd, '%s.0.0' % name)
+        seen.append((name, os.path.exists(data_file)))
+        if not os.path.exists(data_file):
+            laid.append(name)
+            with open(data_file, 'wb') as f:
+                f.truncate(1024 * 1024)
+        return CommandResult(argv, 0, FIO_JSON, '', 0.5)
+
+    monkeypatch.setattr(benchrun.BenchRun, 'run', fake_run)
+    monkeypatch.setattr(fio, 'supports_o_direct', lambda d: True)
+    runs = [{'options': {'path': str(tmp_path), 'name': n, 'rw': rw, 'size': '1M', 'guards': QUIET_GUARDS,
+                         'run_id': 'r1', 'run_key': n}} for n, rw in (('qd1', 'randread'), ('qd4', 'randread'),
+                                                                       ('w', 'randwrite'), ('qd16', 'read'))]
+    with patch_module_args({'batch': {'runs': runs}}):
+        with pytest.raises(SystemExit):
+            fio.main()
+    result = json.loads(capsys.readouterr().out)
+    assert not any(r.get('failed') for r in result['runs']), result
+    assert seen == [('qd1', False), ('qd4', True), ('w', False), ('qd16', True)]
+    assert laid == ['qd1', 'w']
+    layouts = [r['bench_result']['params'].get('layout') for r in result['runs']]
+    assert layouts == [None, 'reused', None, 'reused']
+    assert os.listdir(tmp_path) == []   # the held file's directory is gone with the batch
