@@ -91,7 +91,8 @@ class ActionModule(TargetModuleAction):
 
     def run(self, tmp=None, task_vars=None):
         ActionBase.run(self, tmp, task_vars)  # not NormalAction.run: this task's module is the tool's
-        _valid, args = self.validate_argument_spec(argument_spec=ARGSPEC, mutually_exclusive=[('run', 'runs', 'phase')],
+        _valid, args = self.validate_argument_spec(argument_spec=ARGSPEC,
+                                                   mutually_exclusive=[('run', 'runs'), ('runs', 'phase')],
                                                    required_one_of=[('run', 'runs', 'phase')])
         self._vars = task_vars or {}
         self._session = current_run()
@@ -271,9 +272,13 @@ class ActionModule(TargetModuleAction):
             res['bench_results_stored'] = [self._store(rec) for rec in records]
             res['bench_results'] = records
             res.pop('bench_result', None)
-        if res.get('failed') and (phase.get('ignore_errors') or phase.get('at') == 'after'):
-            msg = '%s on %s: %s' % (phase['name'], self._vars.get('inventory_hostname'), res.get('msg'))
+        if not res.get('failed'):
+            return res
+        msg = '%s on %s: %s' % (phase['name'], self._task.delegate_to or self._vars.get('inventory_hostname'), res.get('msg'))
+        if phase.get('ignore_errors') or phase.get('at') == 'after':
             res = dict(res, failed=False, phase_failed=True, msg=msg)
             if phase.get('at') == 'after' and run:
                 res['bench_failed_runs'] = [failed_run(run, msg)]
+        elif run:   # the run cannot take place: it failed, with this phase's reason
+            res = dict(res, msg=msg, bench_failed_runs=[failed_run(run, msg)])
         return res

@@ -47,6 +47,8 @@ options:
     description:
       - One run, an element of the plan's C(runs) (the shared options below give its labels, guards,
         run id and key).
+      - With O(phase), the run the phase belongs to (its records get the run's context, its failure is
+        the run's).
     type: dict
   phase:
     description:
@@ -149,7 +151,7 @@ def main():
         guards=dict(type='dict'),
         run_id=dict(type='str'),
         run_key=dict(type='str', no_log=False),
-    ), supports_check_mode=True, mutually_exclusive=[('run', 'runs', 'phase')],
+    ), supports_check_mode=True, mutually_exclusive=[('run', 'runs'), ('runs', 'phase')],
         required_one_of=[('run', 'runs', 'phase')])
     module.fail_json(msg='benchlab.bench.run_benchmark runs as an action plugin (on the controller)')
 
