@@ -64,7 +64,7 @@ def tool_args(run):
         raise RunArgsError('run_benchmark: unknown tool %r (one of %s)' % (tool, ', '.join(units())))
     params = run.get('params') or {}
     args = dict((name, params[name]) for name in param_names(tool) if name in params)
-    if run.get('path'):
+    if run.get('path') and 'path' in module_options(tool):   # iperf's client has none
         args['path'] = run['path']
     if hasattr(mod, 'module_args'):
         args.update(mod.module_args(run))
