@@ -121,10 +121,11 @@ class ActionModule(TargetModuleAction):
             outcome.finish_all(self._target_python_check(res, self._vars))
         else:
             self._background(module, items, runs, outcome)
-        for run, failed in zip(runs, outcome.results):
-            if failed and failed.get('failed') and not self._task.check_mode and run_id and run.get('key'):
-                failed['cleanup'] = self._cleanup(run, run_id)
+        cleaned = [self._cleanup(run, run_id) for run, res in zip(runs, outcome.results)
+                   if res and res.get('failed') and not self._task.check_mode and run_id and run.get('key')]
         result = outcome.result()
+        if cleaned:
+            result['bench_cleanup'] = cleaned
         if len(outcome.records) == 1:
             result['bench_result'] = outcome.records[0]
         return result
@@ -204,7 +205,11 @@ class ActionModule(TargetModuleAction):
         paths = [run['path']] + list(getattr(mod, 'CLEANUP_PATHS', ()) or ())
         res = self._execute_module(module_name='benchlab.bench.work_cleanup', task_vars=self._vars,
                                    module_args=dict(path=paths, run_id=run_id, run_key=run['key']))
-        return dict((k, res[k]) for k in ('changed', 'failed', 'msg', 'removed', 'stopped') if k in res)
+        out = dict((k, res[k]) for k in ('changed', 'failed', 'msg', 'removed', 'stopped') if k in res)
+        display.display('Stop and remove exactly what the failed run left in its cell: %s in %s #%s: removed %s, '
+                        'stopped %s' % (run.get('benchmark'), run.get('cell'), run.get('repetition'),
+                                        len(out.get('removed') or []), len(out.get('stopped') or [])))
+        return dict(out, benchmark=run.get('benchmark'), cell=run.get('cell'), repetition=run.get('repetition'))
 
     # -- as runs end: the record stored at once, a progress line as each starts -----------------------
 

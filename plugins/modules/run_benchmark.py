@@ -125,6 +125,13 @@ bench_failed_runs:
   returned: always
   type: list
   elements: dict
+bench_cleanup:
+  description:
+    - Per failed run, what C(benchlab.bench.work_cleanup) stopped and removed of that run's work
+      ({benchmark, cell, repetition, removed, stopped}).
+  returned: when a run failed
+  type: list
+  elements: dict
 bench_sysinfo:
   description: The environments the runs described ({labels, sysinfo}; option describe).
   returned: always
