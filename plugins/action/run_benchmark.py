@@ -19,7 +19,9 @@ background (``at: start``), or the records of a phase started so (``collect``).
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import time
 
 from ansible.errors import AnsibleActionFail
@@ -79,7 +81,17 @@ while True:
     time.sleep(0.02)
 sys.stdout.write(json.dumps({'done': done, 'spool': got.decode('utf-8', 'replace'), 'offset': offset + len(got)}))
 '''
-WAIT_S = 10
+# A waiter returns at the latest after this long, so that a controller that went away (its worker
+# orphaned) is noticed and the batch stopped within it.
+WAIT_S = 2
+
+
+class ControllerGone(Exception):
+    """The controller is going away (SIGTERM to this worker, or its parent died)."""
+
+
+def _gone(_signum, _frame):
+    raise ControllerGone()
 
 
 class ActionModule(TargetModuleAction):
@@ -96,6 +108,7 @@ class ActionModule(TargetModuleAction):
                                                    required_one_of=[('run', 'runs', 'phase')])
         self._vars = task_vars or {}
         self._session = current_run()
+        self._ppid = os.getppid()
         if args.get('phase'):
             return self._phase(args['phase'], args)
         runs = args.get('runs') or [dict(args['run'], key=args['run'].get('key') or args.get('run_key'))]
@@ -148,10 +161,17 @@ class ActionModule(TargetModuleAction):
         if not started.get('results_file'):
             outcome.finish_all(started)
             return
+        # Ansible stops a task's worker with SIGTERM when the playbook is stopped; the batch runs on in
+        # the background on the host, so it is told to stop (its stop file), and nothing more is stored
+        previous = signal.signal(signal.SIGTERM, _gone)
         try:
             outcome.finish_all(self._follow(started['results_file'], spool, limit + 60, outcome.spool_lines))
+        except ControllerGone:
+            self._low_level_execute_command('touch -- %s' % shlex.quote(spool + '.stop'), sudoable=True)
+            raise SystemExit(1)
         finally:
-            self._forget(started['results_file'])
+            signal.signal(signal.SIGTERM, previous)
+        self._forget(started['results_file'])
 
     def _start(self, module, module_args_, limit):
         """Start a module in the background (async_wrapper, time limit `limit`): its start result, with
@@ -172,6 +192,8 @@ class ActionModule(TargetModuleAction):
         offset, end = 0, time.monotonic() + timeout
         while True:
             out = self._wait(results_file, spool, offset, min(WAIT_S, max(end - time.monotonic(), 0.1)), interpreter)
+            if os.getppid() != self._ppid:
+                raise ControllerGone()
             if out is not None:
                 offset = out['offset']
                 docs = [json.loads(line) for line in out['spool'].splitlines() if line.strip()]
@@ -219,11 +241,14 @@ class ActionModule(TargetModuleAction):
         if not self._session.get('path') or validate_record(rec):
             return False
         try:
-            RunDir(self._session['base'], self._session['run_id']).append_jsonl(
-                'results.jsonl', dict(rec, host=self._vars.get('inventory_hostname')))
+            written = RunDir(self._session['base'], self._session['run_id']).append_jsonl(
+                'results.jsonl', dict(rec, host=self._vars.get('inventory_hostname')),
+                still=lambda: os.getppid() == self._ppid)
         except (OSError, ValueError) as e:
             display.warning('benchlab.bench.run_benchmark: the record waits for the report callback (%s)' % e)
             return False
+        if written is False:    # the controller went away while this waited: its report is written
+            raise ControllerGone()
         return True
 
     def _announce(self, run):

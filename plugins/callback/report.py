@@ -570,6 +570,11 @@ class CallbackModule(CallbackBase):
             return self.write_dry_run()
         self.reported = True
         self._flush()  # appends that failed earlier: one more try
+        if status == 'interrupted' and self.plan and self._jsonl_offset is not None:
+            try:   # no worker appends a record after the report has read them (held until this process ends)
+                self._held = self.rundir.hold('results.jsonl')
+            except OSError:
+                pass
         self._adopt_stored()
         analysis = analyze(self.records, self.plan, self.sysinfo, pivot=self.get_option('pivot'),
                            baseline_by=self.get_option('baseline_by'))

@@ -57,6 +57,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
     create_workdir, proc_start_time, remove_tree, stop_recorded, update_marker)
 
 PLACEHOLDER = 'XXXXXX'
+# How often a batch run's tool is checked for its deadline and the batch's stop file.
+STOP_CHECK_S = 0.25
 STOP_SIGNALS = ('SIGTERM', 'SIGHUP', 'SIGINT')
 
 
@@ -239,20 +241,30 @@ class BenchRun(object):
                              to_native(err, errors='surrogate_or_strict'), duration)
 
     def _communicate(self, proc, data):
-        """The tool's output; when the run has a deadline (a batch run's timeout_s) and the tool is
-        still running then, it is stopped (its process group) and the run fails with Interrupted."""
+        """The tool's output. In a batch the tool is stopped (its process group) and the run fails with
+        Interrupted when the run's deadline (its timeout_s) passes, or when the controller asks the
+        batch to stop (it went away: the batch's stop file)."""
         deadline = getattr(self.module, 'deadline', None)
-        if deadline is None:
+        stop_file = getattr(self.module, 'stop_file', None)
+        if deadline is None and not stop_file:
             return proc.communicate(data)
-        try:
-            return proc.communicate(data, timeout=max(deadline - time.monotonic(), 0.01))
-        except subprocess.TimeoutExpired:
-            if self._running:
-                self.stop_tool()
-            else:
-                proc.kill()
-            proc.communicate()
-            raise Interrupted('still running after its timeout_s of %s s: stopped' % getattr(self.module, 'timeout_s', '?'))
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            try:
+                return proc.communicate(data, timeout=max(min(left, STOP_CHECK_S) if left is not None else STOP_CHECK_S, 0.01))
+            except subprocess.TimeoutExpired:
+                data = None     # given to the tool once
+                stopped = stop_file and os.path.exists(stop_file)
+                if (left is not None and left <= STOP_CHECK_S) or stopped:
+                    break
+        if self._running:
+            self.stop_tool()
+        else:
+            proc.kill()
+        proc.communicate()
+        if stopped:
+            raise Interrupted('stopped: the controller that ran the batch went away')
+        raise Interrupted('still running after its timeout_s of %s s: stopped' % getattr(self.module, 'timeout_s', '?'))
 
     @staticmethod
     def _quiet_verdict(guard, before, window_s, sessions):
@@ -322,9 +334,10 @@ class OneRun(object):
     """The module as one run of a batch sees it: its own params, check mode, deadline and warnings;
     exit_json and fail_json end the run (RunEnded), not the module; everything else is the module's."""
 
-    def __init__(self, module, params, timeout_s=None, batch=None):
+    def __init__(self, module, params, timeout_s=None, batch=None, stop_file=None):
         self._module = module
         self.params = params
+        self.stop_file = stop_file
         # what the runs of one batch share (a module may keep something for the next run, and register
         # its removal in batch['cleanup'], called when the batch ends)
         self.batch = batch
@@ -364,14 +377,14 @@ def _spool_line(spool, doc):
             f.write(json.dumps(doc, sort_keys=True) + '\n')
 
 
-def _one(module, validator, item, run, batch):
+def _one(module, validator, item, run, batch, stop_file=None):
     """The result of one run of a batch (the run ends in exit_json or fail_json; any error is its failure)."""
     if not isinstance(item, dict) or not isinstance(item.get('options'), dict):
         return dict(failed=True, msg='batch: each run is {options: {...}, timeout_s: ...}')
     checked = validator.validate(dict(item['options']))
     if checked.error_messages:
         return dict(failed=True, msg='; '.join(checked.error_messages))
-    one = OneRun(module, checked.validated_parameters, item.get('timeout_s'), batch)
+    one = OneRun(module, checked.validated_parameters, item.get('timeout_s'), batch, stop_file)
     one.start_clock()
     try:
         run(one)
@@ -390,7 +403,8 @@ def run_module(argument_spec, run, **constraints):
     ``batch`` ({runs: [{options, timeout_s}], spool}) every run of the batch in turn, in this one
     process, each with its own options checked against the module's argument spec, its result
     appended to the spool the moment it ends ({"start": i}, then {"done": i, "result": {...}}), and
-    all of them returned as ``runs``. A failed run fails itself only."""
+    all of them returned as ``runs``. A failed run fails itself only. A file ``<spool>.stop`` (the
+    controller went away) stops the running tool and the batch."""
     raw = basic._load_params() or {}
     if not raw.get('batch'):
         run(basic.AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **constraints))
@@ -401,11 +415,16 @@ def run_module(argument_spec, run, **constraints):
     batch = module.params['batch']
     validator = ModuleArgumentSpecValidator(argument_spec, **constraints)
     results, shared = [], {'cleanup': []}
+    spool = batch.get('spool')
+    stop_file = spool + '.stop' if spool else None
     try:
         for i, item in enumerate(batch.get('runs') or []):
-            _spool_line(batch.get('spool'), {'start': i})
-            results.append(_one(module, validator, item, run, shared))
-            _spool_line(batch.get('spool'), {'done': i, 'result': results[-1]})
+            if stop_file and os.path.exists(stop_file):   # the controller went away: the rest is not run
+                results.append(dict(failed=True, msg='not run: the controller that ran the batch went away'))
+                continue
+            _spool_line(spool, {'start': i})
+            results.append(_one(module, validator, item, run, shared, stop_file))
+            _spool_line(spool, {'done': i, 'result': results[-1]})
     finally:
         for cleanup in shared['cleanup']:
             cleanup()

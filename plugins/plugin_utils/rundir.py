@@ -234,16 +234,21 @@ class RunDir(object):
         """repair_jsonl() of a file of this run directory (None when fine or missing)."""
         return repair_jsonl(os.path.join(self.path, name))
 
-    def append_jsonl(self, name, obj):
+    def append_jsonl(self, name, obj, still=None):
         """Append one whole JSON line and fsync it at once: a crash later loses nothing. The report
         callback and the run path's workers (benchlab.bench.run_benchmark, storing each record the
         moment its run ends) append to the same results.jsonl: under an exclusive lock, a last line
-        cut short by a crash is repaired first (repair_jsonl). Returns the repair's message or None."""
+        cut short by a crash is repaired first (repair_jsonl). Returns the repair's message or None;
+        False when `still()`, asked once the lock is held, says the line is no longer wanted (the
+        report callback holds the lock while it writes an interrupted run's report: a worker that
+        waited for it finds its controller gone)."""
         path = self.file(name)
         new = not os.path.exists(path)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            if still is not None and not still():
+                return False
             message = repair_jsonl(path)
             write_all(fd, (json.dumps(obj, sort_keys=True) + '\n').encode('utf-8'))
             os.fsync(fd)
@@ -252,6 +257,14 @@ class RunDir(object):
         if new:
             fsync_dir(self.path)
         return message
+
+    def hold(self, name):
+        """Hold the exclusive lock of a file of this run directory until this process ends (the report
+        callback, writing an interrupted run's report: no worker appends after it read the file)."""
+        path = self.file(name)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
 
     def write_text(self, name, text):
         """Write a file atomically: a temp file, written whole and fsynced, renamed over the old

@@ -67,7 +67,7 @@ def test_ioping_through_the_one_run_path(env, tmp_path):
     assert all(r['run_id'] == results['run_id'] and r['params']['dsync'] is True for r in jsonl)
     # one call ran the three repetitions (a batch), each stored as it ended
     assert proc.stdout.count('TASK [benchlab.bench.bench_run : Benchmark latency]') == 1
-    assert '[cell 3/3] latency #3 on direct' in proc.stdout
+    assert '[cell 3/3] ioping latency write #3 on direct (direct)' in proc.stdout
     report = (run_dir / 'report.md').read_text()
     assert 'ioping, what one request costs' in report
     bench = results['analysis']['benchmarks'][0]

@@ -253,6 +253,6 @@ def test_bench_run_tasks_file_stops_the_server_when_the_client_fails(env, tmp_pa
     assert 'time must be at least 1' in proc.stdout
     assert STOP in proc.stdout
     out = proc.stdout[proc.stdout.index('Do the work on other hosts after the runs'):]
-    assert 'changed: [localhost -> localhost] => (item=stop on localhost)' in out.split('PLAY RECAP')[0]
+    assert 'changed: [localhost] => (item=stop on localhost)' in out.split('PLAY RECAP')[0]
     time.sleep(0.2)
     assert iperf_processes([15733]) == []

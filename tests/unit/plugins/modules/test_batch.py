@@ -168,3 +168,34 @@ def test_a_batchs_read_jobs_of_one_path_read_the_file_laid_out_once(tmp_path, ca
     layouts = [r['bench_result']['params'].get('layout') for r in result['runs']]
     assert layouts == [None, 'reused', None, 'reused']
     assert os.listdir(tmp_path) == []   # the held file's directory is gone with the batch
+
+
+def test_a_stop_file_stops_the_running_tool_and_the_rest_of_the_batch(tmp_path, capsys, monkeypatch):
+    """The controller went away (the run path touched <spool>.stop): the tool of the run is stopped,
+    the rest of the batch does not run, and nothing is left."""
+    import threading
+    spool = tmp_path / 'spool.jsonl'
+    stop = str(spool) + '.stop'
+    module = _Module(30)
+    module.deadline, module.stop_file = None, stop
+    timer = threading.Timer(0.5, lambda: open(stop, 'w').close())
+    timer.start()
+    try:
+        with pytest.raises(SystemExit):
+            with benchrun.BenchRun(module, 'sleep') as br:
+                br.workdir_in(str(tmp_path))
+                br.run(['sleep', '30.456'])
+    finally:
+        timer.cancel()
+    assert module.failed['msg'].endswith('stopped: the controller that ran the batch went away'), module.failed
+    out = subprocess.run(['ps', '-eo', 'args'], capture_output=True, text=True, check=True).stdout
+    assert 'sleep 30.456' not in out.splitlines()
+    assert sorted(os.listdir(tmp_path)) == ['spool.jsonl.stop']
+    # a batch that finds the stop file runs nothing more
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', lambda self, args, **kw: (0, VERSION, ''))
+    with patch_module_args({'batch': {'runs': [_run(tmp_path, 'a'), _run(tmp_path, 'b')], 'spool': str(spool)}}):
+        with pytest.raises(SystemExit):
+            dd.main()
+    result = json.loads(capsys.readouterr().out)
+    assert [r['msg'] for r in result['runs']] == ['not run: the controller that ran the batch went away'] * 2
+    assert not spool.exists() and sorted(os.listdir(tmp_path)) == ['spool.jsonl.stop']

@@ -436,3 +436,31 @@ def test_the_preflight_passes_and_says_so_in_the_environment(callback):
     callback()
     assert current_run()['preflight_error'] == ''
     assert 'BENCHLAB_PREFLIGHT_ERROR' not in os.environ and 'BENCHLAB_RUN_ID' not in os.environ
+
+
+def test_a_record_that_waited_for_an_interrupted_report_is_not_appended(tmp_path):
+    """The report callback holds results.jsonl's lock while it writes an interrupted run's report; a
+    run path worker that waited for the lock appends nothing once its controller is gone (still()
+    false), so results.jsonl and results.json hold the same records."""
+    import multiprocessing
+    d = RunDir(str(tmp_path), 'held')
+    d.append_jsonl('results.jsonl', {'n': 1})
+    ctx = multiprocessing.get_context('fork')
+    got, go = ctx.Queue(), ctx.Event()
+
+    def worker():   # forked before the callback holds the lock, as Ansible's workers are
+        go.wait(30)
+        got.put(RunDir(str(tmp_path), 'held').append_jsonl('results.jsonl', {'n': 2}, still=lambda: False))
+
+    p = ctx.Process(target=worker)
+    p.start()
+    fd = d.hold('results.jsonl')
+    go.set()
+    assert got.empty()
+    os.close(fd)                  # the callback's process ended
+    p.join(30)
+    assert got.get(timeout=5) is False
+    records, _problems = read_jsonl(str(tmp_path / 'held' / 'results.jsonl'))
+    assert records == [{'n': 1}]
+    assert d.append_jsonl('results.jsonl', {'n': 3}, still=lambda: True) is None
+    assert [r['n'] for r in read_jsonl(str(tmp_path / 'held' / 'results.jsonl'))[0]] == [1, 3]
