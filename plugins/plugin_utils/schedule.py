@@ -110,21 +110,25 @@ def plan_schedule(plan, hostvars):
     concurrency = int(plan.get('concurrency') or 1)
     steps = schedule_runs(plan['runs'], res, concurrency)
     together = [concurrency > 1 and len(step) > 1 for step in steps]
-    describe = describing_runs(plan, steps)
+    describe = describing_runs(plan, steps, hostvars)
     return {'steps': steps, 'contention': res, 'together': together, 'describe': describe,
             'described_cells': sorted(set(plan['runs'][i]['cell'] for i in describe)),
             'batches': plan_batches(plan, steps, together, plan_keys(plan), set(describe), hostvars)}
 
 
-def describing_runs(plan, steps):
+def describing_runs(plan, steps, hostvars=None):
     """The runs that describe their cell's environment themselves (the modules' option describe):
-    each cell's first run in the schedule (one module run less per cell than a sysinfo task).
+    each cell's first run in the schedule (one module run less per cell than a sysinfo task), unless
+    that run has phases (work on other hosts first: a DRBD host's wait for UpToDate, a hypervisor's
+    cache drop): such a cell is described by the sysinfo task, before any of its runs, as it was found.
     Sorted indices."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import run_phases
     seen, out = set(), []
     for step in steps:
         for i in sorted(step.values()):
             cell = plan['runs'][i]['cell']
             if cell not in seen:
                 seen.add(cell)
-                out.append(i)
+                if not run_phases(plan['runs'][i], hostvars or {}):
+                    out.append(i)
     return sorted(out)
