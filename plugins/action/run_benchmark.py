@@ -84,6 +84,19 @@ sys.stdout.write(json.dumps({'done': done, 'spool': got.decode('utf-8', 'replace
 # A waiter returns at the latest after this long, so that a controller that went away (its worker
 # orphaned) is noticed and the batch stopped within it.
 WAIT_S = 2
+# Stops the batch's module process (argv[1]) with SIGTERM, only while it is the process that started
+# at argv[2] (/proc/<pid>/stat field 22): a pid the kernel gave to another process is left alone.
+STOPPER = r'''
+import os, signal, sys
+pid, start = int(sys.argv[1]), sys.argv[2]
+try:
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    if fields[19] == start and fields[0] not in ('Z', 'X'):
+        os.kill(pid, signal.SIGTERM)
+except (IOError, OSError, IndexError):
+    pass
+'''
 
 
 class ControllerGone(Exception):
@@ -164,10 +177,15 @@ class ActionModule(TargetModuleAction):
         # Ansible stops a task's worker with SIGTERM when the playbook is stopped; the batch runs on in
         # the background on the host, so it is told to stop (its stop file), and nothing more is stored
         previous = signal.signal(signal.SIGTERM, _gone)
+        batch = {}
+
+        def lines(docs):
+            batch.update(next((d for d in docs if 'pid' in d), {}))
+            outcome.spool_lines(docs)
         try:
-            outcome.finish_all(self._follow(started['results_file'], spool, limit + 60, outcome.spool_lines))
+            outcome.finish_all(self._follow(started['results_file'], spool, limit + 60, lines))
         except ControllerGone:
-            self._low_level_execute_command('touch -- %s' % shlex.quote(spool + '.stop'), sudoable=True)
+            self._stop_batch(spool, batch, started)
             raise SystemExit(1)
         finally:
             signal.signal(signal.SIGTERM, previous)
@@ -215,6 +233,15 @@ class ActionModule(TargetModuleAction):
             return json.loads(text[text.index('{'):]) if res.get('rc') == 0 else None
         except ValueError:
             return None
+
+    def _stop_batch(self, spool, batch, started):
+        """The controller is going away: the batch on the host stops its tool and runs nothing more
+        (its stop file, and SIGTERM to the module's own process, which it reported)."""
+        self._low_level_execute_command('touch -- %s' % shlex.quote(spool + '.stop'), sudoable=True)
+        if batch.get('pid') and batch.get('pid_start') is not None:
+            interp = shlex.split((started.get('benchlab_interpreter') or '/usr/bin/python3').lstrip('#!').strip())
+            argv = interp + ['-c', STOPPER, str(batch['pid']), str(batch['pid_start'])]
+            self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
 
     def _forget(self, results_file):
         """Remove the async job's results file (this job's, by its exact path)."""

@@ -417,15 +417,21 @@ def run_module(argument_spec, run, **constraints):
     results, shared = [], {'cleanup': []}
     spool = batch.get('spool')
     stop_file = spool + '.stop' if spool else None
+    # who to stop when the controller goes away (it checks the start time before it signals)
+    _spool_line(spool, {'pid': os.getpid(), 'pid_start': proc_start_time(os.getpid())})
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)   # between runs: end the batch cleanly
     try:
-        for i, item in enumerate(batch.get('runs') or []):
+        for item in batch.get('runs') or []:
             if stop_file and os.path.exists(stop_file):   # the controller went away: the rest is not run
                 results.append(dict(failed=True, msg='not run: the controller that ran the batch went away'))
                 continue
-            _spool_line(spool, {'start': i})
+            _spool_line(spool, {'start': len(results)})
             results.append(_one(module, validator, item, run, shared, stop_file))
-            _spool_line(spool, {'done': i, 'result': results[-1]})
+            _spool_line(spool, {'done': len(results) - 1, 'result': results[-1]})
+    except Interrupted as e:
+        results.append(dict(failed=True, msg='stopped between runs: %s' % e))
     finally:
+        signal.signal(signal.SIGTERM, previous)
         for cleanup in shared['cleanup']:
             cleanup()
     module.exit_json(changed=any(r.get('changed') for r in results), runs=results)

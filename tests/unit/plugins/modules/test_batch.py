@@ -61,6 +61,9 @@ def test_every_run_of_a_batch_has_its_own_options_result_and_spool_lines(tmp_pat
     assert [r['bench_result']['labels']['benchmark'] for r in result['runs']] == ['a', 'b']
     assert result['runs'][1]['bench_result']['params']['bs'] == '64K'
     assert [a for a in started if a[1] != '--version'][1][3:5] == ['bs=65536', 'count=64']
+    # the module's own process first (the controller stops it by pid and start time when it goes away)
+    assert lines[0] == {'pid': os.getpid(), 'pid_start': benchrun.proc_start_time(os.getpid())}
+    lines = lines[1:]
     assert [sorted(k for k in line if k != 'result') for line in lines] == [['start'], ['done'], ['start'], ['done']]
     assert [line.get('start', line.get('done')) for line in lines] == [0, 0, 1, 1]
     assert lines[1]['result'] == result['runs'][0] and lines[3]['result'] == result['runs'][1]
@@ -198,4 +201,28 @@ def test_a_stop_file_stops_the_running_tool_and_the_rest_of_the_batch(tmp_path, 
             dd.main()
     result = json.loads(capsys.readouterr().out)
     assert [r['msg'] for r in result['runs']] == ['not run: the controller that ran the batch went away'] * 2
-    assert not spool.exists() and sorted(os.listdir(tmp_path)) == ['spool.jsonl.stop']
+    assert [json.loads(line).get('pid') for line in spool.read_text().splitlines()] == [os.getpid()]
+    assert sorted(os.listdir(tmp_path)) == ['spool.jsonl', 'spool.jsonl.stop']
+
+
+def test_sigterm_between_runs_ends_the_batch_cleanly(tmp_path, capsys, monkeypatch):
+    """The controller stops the batch's process with SIGTERM: between runs the batch ends with what it
+    has, its cleanups done (a run in progress is stopped by BenchRun's own handler)."""
+    import signal as sig
+    calls = []
+
+    def fake_run(self, argv, cwd=None, data=None):
+        calls.append(argv)
+        if len(calls) == 1:
+            os.kill(os.getpid(), sig.SIGTERM)    # arrives while the run is in progress
+        return CommandResult(argv, 0, '', WRITE, 0.5)
+
+    monkeypatch.setattr(benchrun.BenchRun, 'run', fake_run)
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', lambda self, args, **kw: (0, VERSION, ''))
+    before = sig.getsignal(sig.SIGTERM)
+    with patch_module_args({'batch': {'runs': [_run(tmp_path, 'a'), _run(tmp_path, 'b')]}}):
+        with pytest.raises(SystemExit):
+            dd.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result['runs'][0]['failed'] and 'interrupted by signal 15' in result['runs'][0]['msg'], result
+    assert sig.getsignal(sig.SIGTERM) == before and not os.listdir(tmp_path)
