@@ -22,6 +22,7 @@ import json
 import os
 import shlex
 import signal
+import sys
 import time
 
 from ansible.errors import AnsibleActionFail
@@ -99,12 +100,24 @@ except (IOError, OSError, IndexError):
 '''
 
 
-class ControllerGone(Exception):
+class ControllerGone(BaseException):
     """The controller is going away (SIGTERM to this worker, or its parent died)."""
 
 
 def _gone(_signum, _frame):
     raise ControllerGone()
+
+
+def _parent_death_signal(signum):
+    """Linux: this worker gets `signum` the moment the controller's main process dies (prctl
+    PR_SET_PDEATHSIG; 0 turns it off). Elsewhere nothing: the follow loop notices a new parent."""
+    if not sys.platform.startswith('linux'):
+        return
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signum, 0, 0, 0)   # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 class ActionModule(TargetModuleAction):
@@ -174,9 +187,14 @@ class ActionModule(TargetModuleAction):
         if not started.get('results_file'):
             outcome.finish_all(started)
             return
-        # Ansible stops a task's worker with SIGTERM when the playbook is stopped; the batch runs on in
-        # the background on the host, so it is told to stop (its stop file), and nothing more is stored
-        previous = signal.signal(signal.SIGTERM, _gone)
+        # Ansible stops a task's worker with SIGINT or SIGTERM when the playbook is stopped (and the
+        # worker gets SIGTERM when the controller's main process dies); the batch runs on in the
+        # background on the host, so it is stopped (its stop file, its process), and nothing more is stored
+        previous = dict((sig, signal.signal(sig, _gone)) for sig in (signal.SIGTERM, signal.SIGINT))
+        _parent_death_signal(signal.SIGTERM)
+        if os.getppid() != self._ppid:      # it died before that
+            self._stop_batch(spool, {}, started)
+            raise SystemExit(1)
         batch = {}
 
         def lines(docs):
@@ -185,10 +203,14 @@ class ActionModule(TargetModuleAction):
         try:
             outcome.finish_all(self._follow(started['results_file'], spool, limit + 60, lines))
         except ControllerGone:
+            for sig in previous:   # a second signal must not cut the stop short
+                signal.signal(sig, signal.SIG_IGN)
             self._stop_batch(spool, batch, started)
             raise SystemExit(1)
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            _parent_death_signal(0)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         self._forget(started['results_file'])
 
     def _start(self, module, module_args_, limit):
@@ -283,14 +305,20 @@ class ActionModule(TargetModuleAction):
         place in the plan, the time since the playbook started and what the plan's pace leaves."""
         if not self._session.get('progress', False) or self._task.check_mode:
             return
+        if os.getppid() != self._ppid:   # the controller is gone: nobody to tell
+            raise ControllerGone()
         total = int(self._session.get('total_runs') or 0)
         elapsed = time.monotonic() - float(self._session.get('clock') or time.monotonic())
         if isinstance(run.get('index'), int):
             index = run['index'] + 1
             eta = elapsed / run['index'] * (total - run['index']) if run['index'] else None
-            display.display(progress_line(index, max(total, index), run_title(run), elapsed, eta))
+            line = progress_line(index, max(total, index), run_title(run), elapsed, eta)
         else:
-            display.display('[gate] %s — elapsed %s' % (run_title(run), fmt_duration(elapsed)))
+            line = '[gate] %s — elapsed %s' % (run_title(run), fmt_duration(elapsed))
+        try:
+            display.display(line)
+        except (BrokenPipeError, EOFError):   # the controller's main process is gone
+            raise ControllerGone()
 
     # -- one phase on the (delegated) host ----------------------------------------------------------
 
