@@ -10,7 +10,7 @@ n is the number of repetitions (plugin_utils/measurements.py): the records of on
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
-from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
+from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import status_of
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (
     ADDITIVE_UNITS, TOGETHER_MIN, duplicate_flag, measurements, together)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import (
@@ -138,7 +138,7 @@ def _cell(b, c, gate):
         metrics[m] = s
     return dict(cell=c['cell'], hosts=c['hosts'], labels=labels, n=len(recs), warmups=c['warmups'], metrics=metrics,
                 warnings=c['warnings'], baseline=False, baseline_cell=None,
-                gate=gate_status(recs, gate['max_cv'], gate['max_repetitions']) if gate else None,
+                gate=status_of(recs, gate) if gate else None,
                 records=recs, n_records=len(c['records']), workers=workers)
 
 

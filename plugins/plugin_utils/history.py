@@ -8,10 +8,12 @@ Location: the callback option ``history_db`` (env ``BENCHLAB_HISTORY_DB``, ini
 (``~/.local/share/benchlab/history.sqlite``). ``off`` (or ``none``, ``false``, ``no``) turns the
 history off.
 
-A run is found by a *reference*: its run id, a unique prefix of it, ``latest``, or a *label*. A
-label is either the run label the user gave (callback option ``run_label``, env
-``BENCHLAB_RUN_LABEL``) or the matrix name; a label stands for the newest complete run carrying it
-(the newest of any status when none completed), explicit run labels before matrix names.
+A run is found by a *reference*: its run id, a unique prefix of it, ``latest``, or a *label*.
+``latest`` is the newest stored run whatever its status (a run that was interrupted or failed is
+the latest run, never skipped for an older complete one). A label is either the run label the user
+gave (callback option ``run_label``, env ``BENCHLAB_RUN_LABEL``) or the matrix name; a label stands
+for the newest complete run carrying it (the newest of any status when none completed), explicit
+run labels before matrix names.
 
 The file may live on a team share written by several people at once: it uses SQLite's rollback
 journal (WAL needs shared memory that network file systems do not give) with a busy timeout and
@@ -318,9 +320,9 @@ def find_run(conn, ref, db_path='history'):
     if conn.execute('SELECT 1 FROM runs WHERE run_id = ?', (ref,)).fetchone():
         return ref
     if ref == 'latest':
-        found = _newest(conn, '1 = 1', ())
-        if found:
-            return found
+        row = conn.execute('SELECT run_id FROM runs %s LIMIT 1' % _NEWEST).fetchone()
+        if row:
+            return row[0]
     for column in ('label', 'matrix'):
         found = _newest(conn, '%s = ?' % column, (ref,))
         if found:

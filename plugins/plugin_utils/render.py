@@ -327,19 +327,28 @@ def gate_lines(b):
     out = []
     for c in ordered_cells(b):
         g = c.get('gate')
-        if g:
-            cv = 'n/a' if g.get('cv') is None else '%.1f%%' % (g['cv'] * 100)
-            state = 'met' if g['met'] else ('NOT met at the cap' if g['capped'] else 'not met')
-            text = 'variance gate %s: CV %s after %d runs (max_cv %.1f%%, cap %d)' % (
-                state, cv, g['n'], g['max_cv'] * 100, g['max_repetitions'])
-        else:
-            text = 'no variance gate'
+        text = gate_text(g) if g else 'no variance gate'
         w = c.get('workers')
         if w and (w.get('count') or 1) > 1:
             text += '; each run: %d workers at once (%s), one measurement - their aggregate' % (w['count'], w.get('kind'))
         out.append(dict(cell=c['cell'], n=c['n'], warmups=c.get('warmups') or 0, gate=text,
                         met=(g or {}).get('met')))
     return out
+
+
+def gate_text(g):
+    """`variance gate met: CV 2.1% (max_cv 5.0%), 95% CI +-1.9% of the mean (target +-5%: met) after
+    5 runs (cap 8)`."""
+    state = 'met' if g['met'] else ('NOT met at the cap' if g['capped'] else 'not met')
+    parts = []
+    if g.get('max_cv') is not None:
+        parts.append('CV %s (max_cv %.1f%%)' % ('n/a' if g.get('cv') is None else '%.1f%%' % (g['cv'] * 100),
+                                                g['max_cv'] * 100))
+    if g.get('target_ci_pct') is not None:
+        parts.append('95%% CI %s of the mean (target ±%.4g%%: %s)' % (
+            'n/a' if g.get('ci_pct') is None else '±%.1f%%' % g['ci_pct'], g['target_ci_pct'],
+            'met' if g.get('precise') else 'not met'))
+    return 'variance gate %s: %s after %d runs (cap %d)' % (state, ', '.join(parts), g['n'], g['max_repetitions'])
 
 
 def trap_rate_lines(analysis):
