@@ -93,8 +93,8 @@ def gate_outcome(cmp, c, b, better, threshold, alpha=ALPHA):
         return out
     need = cmp.get('repetitions_needed')
     out.update(gate='cannot judge', gate_reason=(
-        '%s: the data can neither show nor rule out a regression beyond the %.4g%% threshold (%s%%, detectable: %s)%s'
-        % (cmp.get('verdict'), threshold, _num(delta), _pct(cmp.get('mde_pct')),
+        '%s: the data can neither show nor rule out a regression beyond the %.4g%% threshold (%s, detectable: %s)%s'
+        % (cmp.get('verdict'), threshold, 'n/a' if delta is None else '%+.1f%%' % delta, _pct(cmp.get('mde_pct')),
            ('; about %d repetitions per side would settle it' % need) if need else '')))
     return out
 
