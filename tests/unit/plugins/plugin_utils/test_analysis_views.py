@@ -272,24 +272,29 @@ def test_overview_rows_are_the_deltas_vs_each_cells_baseline(small):
         expect = compare(_bench_values(records, r['benchmark'], 'host-tmpfs', metric),
                          _bench_values(records, r['benchmark'], 'host-rootfs', metric), better=s['better'])
         assert r['delta_pct'] == pytest.approx(expect['delta_pct']) == pytest.approx(s['delta_pct'])
-        assert r['ci_pct'] == pytest.approx(expect['ci_pct']) and r['significant'] == expect['significant']
-        assert r['worse'] == bool(expect['significant'] and expect['worse'])
-    # the captured run: dd-write on tmpfs is +286 % but within noise (p 0.15, one slow repetition),
-    # dd-read +117 % and significant: both kinds are in the figure
-    assert [forest_kind(r) for r in a['overview']] == ['noise', 'better', 'better']
+        assert r['ci_pct'] == pytest.approx(expect['ci_pct'])
+        # the verdict is the comparison's after the correction across the report's 3 overview rows
+        assert r['p'] == pytest.approx(expect['p']) and r['p_adjusted'] >= r['p']
+        assert r['worse'] == (r['verdict'] == 'worse') and r['mde_pct'] == pytest.approx(expect['mde_pct'])
+    # the captured run: dd-write on tmpfs is +286 % but inconclusive (p 0.15, one slow repetition),
+    # dd-read +117 % and significant after the correction: both kinds are in the figure
+    assert [forest_kind(r) for r in a['overview']] == ['inconclusive', 'better', 'better']
+    assert a['correction']['families'][0]['tested'] == 3
 
 
-def test_forest_bar_marks_noise_and_significance_differently():
-    sig = dict(delta_pct=-20.0, ci_pct=[-30.0, -10.0], significant=True, worse=True)
-    noise = dict(delta_pct=3.0, ci_pct=[-8.0, 14.0], significant=False, worse=False)
-    scale = forest_scale([sig, noise])
+def test_forest_bar_marks_each_verdict_differently():
+    sig = dict(delta_pct=-20.0, ci_pct=[-30.0, -10.0], significant=True, worse=True, verdict='worse')
+    noise = dict(delta_pct=3.0, ci_pct=[-8.0, 14.0], significant=False, worse=False, verdict='inconclusive')
+    same = dict(delta_pct=0.5, ci_pct=[-2.0, 3.0], significant=False, worse=False, verdict='equivalent')
+    scale = forest_scale([sig, noise, same])
     assert scale == 30.0
-    a, b = forest_bar(sig, scale), forest_bar(noise, scale)
+    a, b, c = forest_bar(sig, scale), forest_bar(noise, scale), forest_bar(same, scale)
     assert len(a) == len(b) == 25
-    assert a.index('●') < a.index('│') and '○' not in a       # significant, left of zero
-    assert '○' in b and '●' not in b                          # within noise: hollow
+    assert a.index('●') < a.index('│') and '○' not in a       # worse, left of zero
+    assert '○' in b and '●' not in b                          # inconclusive: hollow
     assert b.index('━') < b.index('│') < b.rindex('━')         # its CI spans zero
-    assert (forest_kind(sig), forest_kind(noise)) == ('worse', 'noise')
+    assert '◆' in c
+    assert [forest_kind(r) for r in (sig, noise, same)] == ['worse', 'inconclusive', 'equivalent']
     assert forest_kind(dict(delta_pct=None, significant=None)) == 'unknown'
 
 
