@@ -10,6 +10,7 @@ n is the number of repetitions (plugin_utils/measurements.py): the records of on
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import cell_distributions
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import status_of
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (
     ADDITIVE_UNITS, TOGETHER_MIN, duplicate_flag, measurements, together)
@@ -136,10 +137,14 @@ def _cell(b, c, gate):
         s = summarize(values)
         s.update(unit=first['unit'], better=first['better'], values=values, by_design=_by_design(have, m))
         metrics[m] = s
-    return dict(cell=c['cell'], hosts=c['hosts'], labels=labels, n=len(recs), warmups=c['warmups'], metrics=metrics,
-                warnings=c['warnings'], baseline=False, baseline_cell=None,
-                gate=status_of(recs, gate) if gate else None,
-                records=recs, n_records=len(c['records']), workers=workers)
+    out = dict(cell=c['cell'], hosts=c['hosts'], labels=labels, n=len(recs), warmups=c['warmups'], metrics=metrics,
+               warnings=c['warnings'], baseline=False, baseline_cell=None,
+               gate=status_of(recs, gate) if gate else None,
+               records=recs, n_records=len(c['records']), workers=workers)
+    dists = cell_distributions(c['records'])
+    if dists:
+        out['distributions'] = dists
+    return out
 
 
 def _by_design(records, metric):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import distribution_tables
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_verdicts import (
     LEGEND, correction_lines, detectable_text, fmt_pct, test_text, verdict_kind, verdict_text)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
@@ -427,7 +428,7 @@ def _bench_part(b):
         notes.extend((c['cell'], w) for w in mine[:MAX_WARNINGS])
         if len(mine) > MAX_WARNINGS:
             notes.append((c['cell'], '… and %d more distinct warnings (in results.json)' % (len(mine) - MAX_WARNINGS)))
-    return dict(bench=b, table=side_by_side(b), tables=tool_tables(b), traps=t, gates=gate_lines(b),
+    return dict(bench=b, table=side_by_side(b), tables=tool_tables(b) + distribution_tables(b), traps=t, gates=gate_lines(b),
                 baseline=baseline_text(b), warnings=notes,
                 warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')])
 

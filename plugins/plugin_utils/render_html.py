@@ -17,6 +17,7 @@ from html import escape
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
     ci_half, fmt_ci_pct, fmt_delta, fmt_num, forest_kind, forest_scale, printable, report_contents, sig_mark)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import CSS as CDF_CSS, cdf_chart, cdf_pairs
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_verdicts import (
     detectable_text, fmt_pct, test_text, verdict_text)
 
@@ -211,7 +212,7 @@ def render_html(analysis, meta, environment=None, plan=None):
     out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            '<title>benchlab report: %s</title>' % _e(k['title']),
-           '<style>%s</style></head><body>' % CSS,
+           '<style>%s%s</style></head><body>' % (CSS, CDF_CSS),
            '<h1>benchlab report: %s</h1>' % _e(k['title']),
            '<table class="header">']
     for key, value in k['header']:
@@ -313,6 +314,9 @@ def _html_benchmark(n, part):
             out.append(chart(r['metric'], r['unit'], r['better'],
                              [(c['cell'], c['metrics'].get(r['metric']), c['baseline']) for c in cells]))
     out.append('</div>')
+    pairs = cdf_pairs(b)
+    if pairs:
+        out.append('<div class="charts cdfs">%s</div>' % ''.join(cdf_chart(c, base, name, _e) for c, base, name in pairs))
     return out + _html_notes(part) + ['</section>']
 
 
