@@ -31,6 +31,12 @@ VERDICTS = ('better', 'worse', 'equivalent', 'inconclusive')
 TESTS = ('welch', 'mann-whitney')
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261204
+# Beyond this many values a side the bootstrap is left out (the rank test and the TOST decide alone):
+# it would cost resamples x values, and with that many values the interval adds nothing.
+BOOTSTRAP_MAX_N = 50
+# The exact null distribution of U is built for at most this many pairs (n1 x n2); SciPy builds it
+# whenever a side has at most 8 values, which with a large other side costs far too much here.
+EXACT_MAX_PAIRS = 400
 # Above this many repetitions per side a comparison is not worth settling: repetitions_needed is None.
 MAX_REPETITIONS_NEEDED = 100000
 _LN_SQRT_PI = 0.5 * math.log(math.pi)
@@ -131,19 +137,34 @@ def detectable_effect(n1, n2, alpha=ALPHA, power=POWER):
     n1 and n2 values (both >= 2): the root of ttest_power(d) = power."""
     if n1 < 2 or n2 < 2:
         raise StatsError('a detectable effect needs at least 2 values on each side, got %s and %s' % (n1, n2))
+    def f(d):
+        return ttest_power(d, n1, n2, alpha) - power
     lo, hi = 0.0, 1.0
-    while ttest_power(hi, n1, n2, alpha) < power:
-        lo, hi = hi, hi * 2.0
+    f_lo, f_hi = f(lo), f(hi)
+    while f_hi < 0:
+        lo, f_lo, hi = hi, f_hi, hi * 2.0
         if hi > 1e6:
             return float('inf')
+        f_hi = f(hi)
+    # the Illinois variant of regula falsi: a handful of power evaluations to 1e-13
+    side = 0
     for _step in range(200):
-        mid = (lo + hi) / 2.0
-        if ttest_power(mid, n1, n2, alpha) < power:
-            lo = mid
+        d = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        f_d = f(d)
+        if f_d == 0 or hi - lo < 1e-13 * max(1.0, hi):
+            return d
+        if f_d < 0:
+            lo, f_lo = d, f_d
+            if side == -1:
+                f_hi /= 2.0
+            side = -1
         else:
-            hi = mid
-        if hi - lo < 1e-13 * max(1.0, hi):
-            break
+            hi, f_hi = d, f_d
+            if side == 1:
+                f_lo /= 2.0
+            side = 1
+        if abs(f_d) < 1e-15:
+            return d
     return (lo + hi) / 2.0
 
 
@@ -232,8 +253,8 @@ def _u_counts(n1, n2):
 def mann_whitney(x, y):
     """The two-sided Mann-Whitney U test of samples x and y as SciPy's mannwhitneyu(method='auto')
     computes it: the exact null distribution when either sample has at most 8 values and there are
-    no ties, else the normal approximation with the tie and continuity corrections.
-    Returns {u (x's U), p, method}."""
+    no ties (and n1 x n2 <= EXACT_MAX_PAIRS), else the normal approximation with the tie and
+    continuity corrections. Returns {u (x's U), p, method}."""
     n1, n2 = len(x), len(y)
     if not n1 or not n2:
         raise StatsError('the rank test needs a value on each side')
@@ -241,7 +262,7 @@ def mann_whitney(x, y):
     u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2.0
     u = max(u1, n1 * n2 - u1)
     tied = any(t > 1 for t in ties)
-    if (n1 <= 8 or n2 <= 8) and not tied:
+    if (n1 <= 8 or n2 <= 8) and not tied and n1 * n2 <= EXACT_MAX_PAIRS:
         counts = _u_counts(n1, n2)
         total = float(sum(counts))
         k = int(round(u))
@@ -262,6 +283,8 @@ def rank_test_can_decide(n1, n2, alpha=ALPHA):
     cannot: its smallest two-sided p is 0.1)."""
     if n1 < 1 or n2 < 1:
         return False
+    if n1 + n2 > 60:        # C(n1 + n2, n1) >= n1 + n2 + 1: far beyond 2 / alpha for any alpha in use
+        return 2.0 / (n1 + n2 + 1) < alpha
     return 2.0 / _binomial(n1 + n2, n1) < alpha
 
 
@@ -395,7 +418,7 @@ def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA):
         robust = dict(test='mann-whitney', p=None, decided=False)
         if rank_test_can_decide(len(x), len(y), alpha):
             mw = mann_whitney(x, y)
-            boot = bootstrap_median_ratio(x, y, margin_pct)
+            boot = bootstrap_median_ratio(x, y, margin_pct) if max(len(x), len(y)) <= BOOTSTRAP_MAX_N else None
             robust.update(p=mw['p'], u=mw['u'], method=mw['method'], decided=True,
                           median_delta_pct=boot['delta_pct'] if boot else None,
                           ci_pct=boot['ci_pct'] if boot else None)
@@ -412,9 +435,10 @@ def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA):
 def repetitions_needed(delta, sd, margin, alpha_difference=ALPHA, alpha_equivalence=ALPHA, power=POWER):
     """Repetitions per side that would settle a comparison at the observed difference `delta` and
     spread `sd` (pooled; all in the metric's unit): the fewer of those that would make the difference
-    detectable (t-test power at alpha_difference) and those that would place it inside +-margin
-    (TOST, normal approximation of its power). None when neither is in reach (no spread known, or
-    more than MAX_REPETITIONS_NEEDED)."""
+    detectable (the two-sided t-test's power at alpha_difference, in the usual approximation: the
+    noncentrality reaches the critical t plus the power's normal quantile) and those that would place
+    it inside +-margin (TOST, the same approximation). An estimate; None when neither is in reach (no
+    spread known, or more than MAX_REPETITIONS_NEEDED)."""
     if sd is None:
         return None
     if sd == 0:
@@ -422,7 +446,11 @@ def repetitions_needed(delta, sd, margin, alpha_difference=ALPHA, alpha_equivale
     delta = abs(delta)
     found = []
     if delta > 0:
-        found.append(_smallest_n(lambda n: detectable_effect(n, n, alpha_difference, power) * sd <= delta))
+        z_power = norm_ppf(power)
+
+        def detects(n):
+            return delta / (sd * math.sqrt(2.0 / n)) >= t_ppf(1.0 - alpha_difference / 2.0, 2 * n - 2) + z_power
+        found.append(_smallest_n(detects))
     if margin is not None and delta < margin:
         beta = (1.0 - power) / (2.0 if delta == 0 else 1.0)
 

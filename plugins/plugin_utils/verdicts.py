@@ -10,7 +10,7 @@ their number and gives each its verdict (better, worse, equivalent, inconclusive
 repetitions_needed).
 
 The families corrected together (Holm by default; `correction: bh` or `none` in the matrix, the
-import manifest, the callback option or compare_runs):
+import manifest or compare_runs' option):
 - the headline: per benchmark and cell that is no baseline, the benchmark's charted metric (the
   overview's rows, which the pivots show too), and the aggregates of runs started together;
 - the detail: every other metric of the side-by-side tables.
@@ -60,8 +60,8 @@ def margin_of(plan, benchmark):
 
 def compared(s, ref, margin):
     """The fields a metric summary takes from its comparison with the baseline's summary `ref`
-    (before the correction across the report)."""
-    cmp = compare(s, ref, better=s['better'], margin_pct=margin)
+    (before the correction across the report: the verdict comes with conclude_report)."""
+    cmp = compare(s, ref, better=s['better'], margin_pct=margin, conclude_now=False)
     out = dict((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'slower_pct') + FIELDS)
     out['significant'] = cmp['significant']
     return out
@@ -113,12 +113,12 @@ def conclude_report(benchmarks, steps, charted, method=CORRECTION_DEFAULT, alpha
             base = by_name.get(c['baseline_cell'])
             for metric, s in c['metrics'].items():
                 ref = (base or {}).get('metrics', {}).get(metric)
-                if s.get('verdict') is None or ref is None:
+                if s.get('test') is None or ref is None:       # compared with nothing
                     continue
                 members['headline' if metric == m else 'detail'].append((s, s, ref))
     for st in steps:
         pair = st.pop('_pair', None)
-        if pair and st.get('verdict') is not None:
+        if pair and st.get('test') is not None:
             members['headline'].append((st, pair[0], pair[1]))
     families = []
     for name, what in FAMILIES:
