@@ -278,21 +278,19 @@ def mann_whitney(x, y):
     return dict(u=u1, p=min(1.0, max(0.0, p)), method=method)
 
 
-def rank_test_can_decide(n1, n2, alpha=ALPHA):
-    """Whether the exact rank test can reach p < alpha at all with these sample sizes (3 vs 3
-    cannot: its smallest two-sided p is 0.1)."""
+def rank_test_floor(n1, n2):
+    """The smallest two-sided p the exact rank test can give with these sample sizes: 2 / C(n1 + n2,
+    n1) (3 vs 3: 0.1; 5 vs 5: 0.0079), through log-gamma for large samples."""
     if n1 < 1 or n2 < 1:
-        return False
-    if n1 + n2 > 60:        # C(n1 + n2, n1) >= n1 + n2 + 1: far beyond 2 / alpha for any alpha in use
-        return 2.0 / (n1 + n2 + 1) < alpha
-    return 2.0 / _binomial(n1 + n2, n1) < alpha
+        return 1.0
+    log_c = math.lgamma(n1 + n2 + 1) - math.lgamma(n1 + 1) - math.lgamma(n2 + 1)
+    return min(1.0, 2.0 * math.exp(-log_c))
 
 
-def _binomial(n, k):
-    out = 1
-    for i in range(1, k + 1):
-        out = out * (n - k + i) // i
-    return out
+def rank_test_can_decide(n1, n2, alpha=ALPHA, family=1):
+    """Whether the exact rank test can reach p < alpha at all with these sample sizes among `family`
+    comparisons corrected together (3 vs 3 cannot: its smallest two-sided p is 0.1)."""
+    return rank_test_floor(n1, n2) * max(family, 1) < alpha
 
 
 def _median(values):
@@ -391,13 +389,14 @@ def _values(s):
 def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA):
     """The tests of candidate summary c against baseline summary b (summaries as stats.summarize
     gives them, with 'values' for the rank test) before any correction:
-    {test, p, p_equivalence, mde_pct, equivalence_margin_pct, robust, reason}; p is the deciding
-    test's (None with fewer than two values on a side), p_equivalence the TOST's. finish() adds the
+    {test, p, p_equivalence, mde_pct, equivalence_margin_pct, robust, reason}; p is Welch's (None
+    with fewer than two values on a side), p_equivalence the TOST's. For skewed data `robust` holds
+    the rank test and the bootstrap; select_test() lets them decide when they can, finish() adds the
     verdict."""
     if margin_pct is None or isinstance(margin_pct, bool) or not isinstance(margin_pct, (int, float)) or margin_pct < 0:
         raise StatsError('equivalence_margin_pct must be a number >= 0, got %r' % (margin_pct,))
     out = dict(test='welch', p=None, p_equivalence=None, mde_pct=None, equivalence_margin_pct=float(margin_pct),
-               robust=None, reason=None)
+               robust=None, reason=None, n_pair=(c['n'], b['n']))
     if c['n'] < 2 or b['n'] < 2 or c.get('stdev') is None or b.get('stdev') is None:
         out['reason'] = 'too little data: n=%d vs n=%d (a spread needs 2 values on each side)' % (c['n'], b['n'])
         return out
@@ -415,21 +414,42 @@ def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA):
         out['reason'] = 'the baseline mean is 0: no margin in % of it'
     x, y = _values(c), _values(b)
     if len(x) == c['n'] and len(y) == b['n'] and skewed(c.get('unit'), x, y):
-        robust = dict(test='mann-whitney', p=None, decided=False)
-        if rank_test_can_decide(len(x), len(y), alpha):
-            mw = mann_whitney(x, y)
-            boot = bootstrap_median_ratio(x, y, margin_pct) if max(len(x), len(y)) <= BOOTSTRAP_MAX_N else None
-            robust.update(p=mw['p'], u=mw['u'], method=mw['method'], decided=True,
-                          median_delta_pct=boot['delta_pct'] if boot else None,
-                          ci_pct=boot['ci_pct'] if boot else None)
-            out.update(test='mann-whitney', p=mw['p'])
-            if boot and bm:
-                out['p_equivalence'] = boot['p_equivalence']
-        else:
-            robust['note'] = ('the rank test cannot reach p < %.2g with n=%d vs n=%d: Welch decides'
-                              % (alpha, len(x), len(y)))
-        out['robust'] = robust
+        mw = mann_whitney(x, y)
+        boot = bootstrap_median_ratio(x, y, margin_pct) if max(len(x), len(y)) <= BOOTSTRAP_MAX_N else None
+        out['robust'] = dict(test='mann-whitney', p=mw['p'], u=mw['u'], method=mw['method'], decided=False,
+                             floor_p=rank_test_floor(len(x), len(y)),
+                             median_delta_pct=boot['delta_pct'] if boot else None,
+                             ci_pct=boot['ci_pct'] if boot else None,
+                             p_equivalence=boot['p_equivalence'] if (boot and bm) else None)
+        out['welch'] = dict(p=out['p'], p_equivalence=out['p_equivalence'])
     return out
+
+
+def select_test(cmp, family=1, alpha=ALPHA):
+    """Let the rank test decide a skewed comparison (conclude's `robust`) when it can: when its
+    smallest possible p times the number of comparisons corrected together (the Bonferroni bound of
+    any correction) is below alpha. 3 vs 3 never can (its smallest two-sided p is 0.1), 5 vs 5 can
+    alone but not among 24 comparisons (0.0079 x 24), 7 vs 7 can among 24. Otherwise Welch decides
+    and robust.note says why. Updates and returns cmp."""
+    robust = cmp.get('robust')
+    if not robust:
+        return cmp
+    if robust['floor_p'] * max(family, 1) < alpha:
+        robust['decided'] = True
+        robust.pop('note', None)
+        cmp.update(test='mann-whitney', p=robust['p'])
+        if robust.get('p_equivalence') is not None:
+            cmp['p_equivalence'] = robust['p_equivalence']
+    else:
+        robust['decided'] = False
+        welch_parts = cmp.get('welch') or {}
+        cmp.update(test='welch', p=welch_parts.get('p', cmp['p']),
+                   p_equivalence=welch_parts.get('p_equivalence', cmp['p_equivalence']))
+        level = ('p < %.2g' % alpha) if family <= 1 else ('p < %.2g / %d (the level %d comparisons corrected together '
+                                                          'need)' % (alpha, family, family))
+        robust['note'] = 'the rank test cannot reach %s with n=%d vs n=%d: Welch decides' % (
+            level, cmp['n_pair'][0], cmp['n_pair'][1])
+    return cmp
 
 
 def repetitions_needed(delta, sd, margin, alpha_difference=ALPHA, alpha_equivalence=ALPHA, power=POWER):

@@ -225,7 +225,7 @@ def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, c
     (p < alpha; None when there is too little data to tell) and worse (True/False/None).
     conclude_now=False leaves the verdict out (None): a report concludes after its correction.
     """
-    from ansible_collections.benchlab.bench.plugins.module_utils.inference import conclude, finish
+    from ansible_collections.benchlab.bench.plugins.module_utils.inference import conclude, finish, select_test
     c, b = _as_summary(candidate, 'candidate'), _as_summary(baseline, 'baseline')
     if better not in ('higher', 'lower'):
         raise StatsError("better must be 'higher' or 'lower', got %r" % (better,))
@@ -234,7 +234,10 @@ def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, c
     ci_pct = [x / abs(bm) * 100.0 for x in w['ci']] if (w['ci'] and bm) else None
     out = conclude(c, b, better, margin_pct, alpha)
     if conclude_now:
+        select_test(out, 1, alpha)
         finish(out, c, b, better, alpha=alpha)
+        out.pop('n_pair', None)
+        out.pop('welch', None)
     else:
         out.update(verdict=None, p_adjusted=None, p_equivalence_adjusted=None, repetitions_needed=None)
     significant = None if out['p'] is None or out['verdict'] is None else out['verdict'] in ('better', 'worse')

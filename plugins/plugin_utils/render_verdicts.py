@@ -94,4 +94,4 @@ LEGEND = ('Each entry is mean ± half-width of the 95% confidence interval of th
           '±5% of the baseline unless the matrix says otherwise), inconclusive (neither: with the repetitions per side '
           'that would settle it at the spread seen). detectable: the smallest difference this run could detect '
           '(α 0.05, power 0.8, from both sides\' n and spread). Skewed data (latencies, outliers) are decided by the '
-          'Mann-Whitney rank test where the sample sizes let it decide.')
+          'Mann-Whitney rank test where the sample sizes let it reach the corrected level.')

@@ -20,7 +20,8 @@ tables hold; the report says how many each family had and which method corrected
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import CORRECTIONS, MARGIN_PCT, VERDICTS, adjust, finish
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import (
+    CORRECTIONS, MARGIN_PCT, VERDICTS, adjust, finish, select_test)
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, compare
 
 # What a concluded comparison carries (the metric's summary, an overview row, a pivot entry, a step).
@@ -64,6 +65,7 @@ def compared(s, ref, margin):
     cmp = compare(s, ref, better=s['better'], margin_pct=margin, conclude_now=False)
     out = dict((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'slower_pct') + FIELDS)
     out['significant'] = cmp['significant']
+    out.update(n_pair=cmp['n_pair'], welch=cmp.get('welch'))
     return out
 
 
@@ -123,13 +125,18 @@ def conclude_report(benchmarks, steps, charted, method=CORRECTION_DEFAULT, alpha
     families = []
     for name, what in FAMILIES:
         group = members[name]
+        tested = sum(1 for target, _s, _r in group if target['p'] is not None)
+        for target, _s, _r in group:
+            # the rank test decides a skewed comparison only where it can reach the corrected level
+            select_test(target, tested if method != 'none' else 1, alpha)
+            target.pop('n_pair', None)
+            target.pop('welch', None)
         p_adj = adjust([target['p'] for target, _s, _r in group], method)
         eq_adj = adjust([target['p_equivalence'] for target, _s, _r in group], method)
         for (target, s, ref), p, eq in zip(group, p_adj, eq_adj):
             finish(target, s, ref, ref['better'], p, eq, alpha)
             target['significant'] = None if target['p'] is None else target['verdict'] in ('better', 'worse')
-        families.append(dict(name=name, what=what, comparisons=len(group),
-                             tested=sum(1 for t, _s, _r in group if t['p'] is not None),
+        families.append(dict(name=name, what=what, comparisons=len(group), tested=tested,
                              verdicts=count_verdicts(t for t, _s, _r in group)))
     return dict(method=method, alpha=alpha, families=families)
 

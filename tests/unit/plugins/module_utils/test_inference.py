@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.inference import (
     adjust, bootstrap_median_ratio, conclude, detectable_effect, finish, mann_whitney, mde_pct, nct_cdf, norm_ppf,
-    rank_test_can_decide, repetitions_needed, tost, ttest_power)
+    rank_test_can_decide, repetitions_needed, select_test, tost, ttest_power)
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import StatsError, compare, summarize
 
 REASON = 'statsmodels and scipy are in tests/requirements.txt (the default venv; no wheel for every Python)'
@@ -118,9 +118,12 @@ def test_mann_whitney_matches_scipy_exact_and_asymptotic(scipy_stats):
 
 
 def test_rank_test_reach():
-    """3 vs 3 can never give p < 0.05 (smallest two-sided p 2/20); 4 vs 4 can (2/70)."""
+    """3 vs 3 can never give p < 0.05 (smallest two-sided p 2/20); 4 vs 4 can (2/70); among 24
+    comparisons corrected together 5 vs 5 cannot (2/252 x 24), 7 vs 7 can."""
     assert not rank_test_can_decide(3, 3) and not rank_test_can_decide(3, 4)
     assert rank_test_can_decide(4, 4) and rank_test_can_decide(3, 5)
+    assert not rank_test_can_decide(5, 5, family=24) and rank_test_can_decide(7, 7, family=24)
+    assert rank_test_can_decide(500, 400, family=1000)
     assert mann_whitney([1, 2, 3], [4, 5, 6])['p'] == pytest.approx(0.1)
 
 
@@ -195,13 +198,18 @@ def test_the_correction_can_turn_a_difference_inconclusive():
 def test_skewed_latencies_are_decided_by_the_rank_test_when_it_can_decide():
     c = dict(summarize([5.0, 5.2, 5.1, 5.3, 40.0, 5.2]), values=[5.0, 5.2, 5.1, 5.3, 40.0, 5.2], unit='ms')
     b = dict(summarize([2.0, 2.1, 2.2, 2.05, 2.15, 2.1]), values=[2.0, 2.1, 2.2, 2.05, 2.15, 2.1], unit='ms')
-    out = conclude(c, b, 'lower')
+    out = select_test(conclude(c, b, 'lower'))
     assert out['test'] == 'mann-whitney' and out['robust']['decided']
     assert out['p'] == pytest.approx(mann_whitney(c['values'], b['values'])['p'])
     assert finish(out, c, b, 'lower')['verdict'] == 'worse'
-    small = conclude(dict(summarize([5.0, 5.1, 5.2]), values=[5.0, 5.1, 5.2], unit='ms'),
-                     dict(summarize([2.0, 2.1, 2.2]), values=[2.0, 2.1, 2.2], unit='ms'), 'lower')
-    assert small['test'] == 'welch' and 'cannot reach' in small['robust']['note']
+    # 6 vs 6 can reach 0.05 alone (its smallest p is 2/924) but not among 24 comparisons: Welch decides there
+    among = select_test(conclude(c, b, 'lower'), family=24)
+    assert among['test'] == 'welch' and not among['robust']['decided']
+    assert among['robust']['note'] == ('the rank test cannot reach p < 0.05 / 24 (the level 24 comparisons corrected '
+                                       'together need) with n=6 vs n=6: Welch decides')
+    small = select_test(conclude(dict(summarize([5.0, 5.1, 5.2]), values=[5.0, 5.1, 5.2], unit='ms'),
+                                 dict(summarize([2.0, 2.1, 2.2]), values=[2.0, 2.1, 2.2], unit='ms'), 'lower'))
+    assert small['test'] == 'welch' and 'cannot reach p < 0.05 with n=3 vs n=3' in small['robust']['note']
 
 
 def test_equivalence_margin_is_validated():
