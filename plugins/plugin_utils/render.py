@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import distribution_tables
+from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import INTERVAL_PERCENTILES, PERCENTILES, percentile_name
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_verdicts import (
     LEGEND, correction_lines, detectable_text, fmt_pct, test_text, verdict_kind, verdict_text)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
@@ -431,6 +431,47 @@ def _bench_part(b):
     return dict(bench=b, table=side_by_side(b), tables=tool_tables(b) + distribution_tables(b), traps=t, gates=gate_lines(b),
                 baseline=baseline_text(b), warnings=notes,
                 warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')])
+
+
+# -- the cells' distributions (plugin_utils/distributions.py) ------------------------------------
+
+DIRECTION_NAMES = {'read_clat': 'read', 'write_clat': 'write'}
+
+
+def _pct_entry(p):
+    """`0.213 (0.210 ± 0.004)`: the merged histogram's percentile, then the mean ± CI95 half-width of
+    the repetitions' own."""
+    text = fmt_num(p.get('merged'))
+    if p.get('ci95') and p['ci95'][0] is not None:
+        text += ' (%s ± %s)' % (fmt_num(p['mean']), fmt_num((p['ci95'][1] - p['ci95'][0]) / 2.0))
+    return text
+
+
+def distribution_tables(bench):
+    """[{title, note, columns: [(head, numeric)], rows: [[text]]}] of one benchmark: its latency
+    percentiles and its network cells' spread within a run; [] without distributions."""
+    cells = [c for c in ordered_cells(bench) if c.get('distributions')]
+    out = []
+    hist = [(c, name, d) for c in cells for name, d in sorted(c['distributions'].items()) if d['kind'] == 'histogram']
+    if hist:
+        heads = [('cell', False), ('direction', False), ('I/Os', True)] + [(percentile_name(p), True) for p in PERCENTILES]
+        rows = [[c['cell'], DIRECTION_NAMES.get(name, name), str(d['samples'])]
+                + [_pct_entry(d['percentiles'][percentile_name(p)]) for p in PERCENTILES] for c, name, d in hist]
+        out.append(dict(title='Completion latency (ms)', columns=heads, rows=rows,
+                        note='fio\'s latency histograms (json+) merged over the workers and the repetitions; in '
+                             'brackets the mean ± CI95 half-width of each repetition\'s own percentile'))
+    spread = [(c, name, d) for c in cells for name, d in sorted(c['distributions'].items()) if d['kind'] == 'intervals']
+    if spread:
+        heads = ([('cell', False), ('intervals', True)] + [(percentile_name(p), True) for p in INTERVAL_PERCENTILES]
+                 + [('min–max', True), ('CV within a run', True)])
+        rows = [[c['cell'], str(d['intervals'])] + [fmt_num(d['percentiles'][percentile_name(p)]) for p in INTERVAL_PERCENTILES]
+                + ['%s–%s' % (fmt_num(d['min']), fmt_num(d['max'])),
+                   'n/a' if d.get('cv_within_run') is None else '%.1f%%' % (d['cv_within_run'] * 100)]
+                for c, name, d in spread]
+        out.append(dict(title='Throughput per interval (Mbit/s)', columns=heads, rows=rows,
+                        note='iperf3\'s throughput in each reporting interval, pooled over the repetitions '
+                             '(concurrent pairs added up interval by interval): how steady the link was inside a run'))
+    return out
 
 
 def import_line(imported):

@@ -1,10 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cells' distributions (plugin_utils/distributions.py) in the reports: per benchmark a table of
-the latency percentiles and one of the network cells' spread within a run (report.md, report.html),
-each cell's latency CDF drawn over its baseline's (report.html: inline SVG, log latency axis, no
-script) and distributions.csv. Pure functions."""
+"""The cells' distributions (plugin_utils/distributions.py) in the reports beside render.py's tables
+of them (render.distribution_tables): each cell's latency CDF drawn over its baseline's
+(report.html: inline SVG, log latency axis, no script) and distributions.csv. Pure functions."""
 
 from __future__ import annotations
 
@@ -12,64 +11,8 @@ import csv
 import io
 import math
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import INTERVAL_PERCENTILES, PERCENTILES, percentile_name
-
-DIRECTION_NAMES = {'read_clat': 'read', 'write_clat': 'write'}
-
-
-def _num(v):
-    if v is None:
-        return 'n/a'
-    a = abs(v)
-    if a >= 1000:
-        return '%.0f' % v
-    if a >= 100:
-        return '%.1f' % v
-    if a >= 1:
-        return '%.2f' % v
-    return '%.3g' % v
-
-
-def _pct_entry(p):
-    """`0.213 (0.210 ± 0.004)`: the merged histogram's percentile, then the mean ± CI95 half-width of
-    the repetitions' own."""
-    text = _num(p.get('merged'))
-    if p.get('ci95') and p['ci95'][0] is not None:
-        text += ' (%s ± %s)' % (_num(p['mean']), _num((p['ci95'][1] - p['ci95'][0]) / 2.0))
-    return text
-
-
-def _ordered(bench):
-    base = [c for c in bench['cells'] if c['baseline']]
-    return base + [c for c in bench['cells'] if not c['baseline']]
-
-
-def distribution_tables(bench):
-    """[{title, note, columns: [(head, numeric)], rows: [[text]]}] of one benchmark: its latency
-    percentiles and its network cells' spread within a run; [] without distributions."""
-    cells = [c for c in _ordered(bench) if c.get('distributions')]
-    out = []
-    hist = [(c, name, d) for c in cells for name, d in sorted(c['distributions'].items()) if d['kind'] == 'histogram']
-    if hist:
-        heads = [('cell', False), ('direction', False), ('I/Os', True)] + [(percentile_name(p), True) for p in PERCENTILES]
-        rows = [[c['cell'], DIRECTION_NAMES.get(name, name), str(d['samples'])]
-                + [_pct_entry(d['percentiles'][percentile_name(p)]) for p in PERCENTILES] for c, name, d in hist]
-        out.append(dict(title='Completion latency (ms)', columns=heads, rows=rows,
-                        note='fio\'s latency histograms (json+) merged over the workers and the repetitions; in '
-                             'brackets the mean ± CI95 half-width of each repetition\'s own percentile'))
-    spread = [(c, name, d) for c in cells for name, d in sorted(c['distributions'].items()) if d['kind'] == 'intervals']
-    if spread:
-        heads = ([('cell', False), ('intervals', True)] + [(percentile_name(p), True) for p in INTERVAL_PERCENTILES]
-                 + [('min–max', True), ('CV within a run', True)])
-        rows = [[c['cell'], str(d['intervals'])] + [_num(d['percentiles'][percentile_name(p)]) for p in INTERVAL_PERCENTILES]
-                + ['%s–%s' % (_num(d['min']), _num(d['max'])),
-                   'n/a' if d.get('cv_within_run') is None else '%.1f%%' % (d['cv_within_run'] * 100)]
-                for c, name, d in spread]
-        out.append(dict(title='Throughput per interval (Mbit/s)', columns=heads, rows=rows,
-                        note='iperf3\'s throughput in each reporting interval, pooled over the repetitions '
-                             '(concurrent pairs added up interval by interval): how steady the link was inside a run'))
-    return out
-
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import DIRECTION_NAMES, fmt_num
 
 # -- the CDF chart ----------------------------------------------------------------------------
 
@@ -123,8 +66,8 @@ def cdf_chart(cell, base, name, esc):
     title = '%s latency CDF: %s over %s' % (direction, cell['cell'], base['cell'])
     p = dict((k, mine['percentiles'][k]['merged']) for k in ('p50', 'p99'))
     q = dict((k, ref['percentiles'][k]['merged']) for k in ('p50', 'p99'))
-    caption = 'p50 %s ms (baseline %s), p99 %s ms (baseline %s)' % (_num(p['p50']), _num(q['p50']), _num(p['p99']),
-                                                                    _num(q['p99']))
+    caption = 'p50 %s ms (baseline %s), p99 %s ms (baseline %s)' % (fmt_num(p['p50']), fmt_num(q['p50']), fmt_num(p['p99']),
+                                                                    fmt_num(q['p99']))
     out = ['<figure class="cdf-chart" data-distribution="%s"><figcaption>%s <span class="muted">%s</span></figcaption>'
            % (esc(name), esc(title), esc(caption)),
            '<svg role="img" width="%d" height="%d" viewBox="0 0 %d %d" aria-label="%s">' % (
@@ -169,7 +112,7 @@ def render_distributions_csv(analysis, text):
     text(value) makes a cell inert (render_csv's rule)."""
     rows = []
     for b in analysis.get('benchmarks') or []:
-        for c in _ordered(b):
+        for c in ordered_cells(b):
             for name, d in sorted((c.get('distributions') or {}).items()):
                 head = [b['name'], c['cell'], c.get('baseline_cell'), name, d['kind'], d['unit']]
                 count = d.get('samples') if d['kind'] == 'histogram' else d.get('intervals')

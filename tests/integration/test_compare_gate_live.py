@@ -12,13 +12,11 @@ About 40 s."""
 
 import json
 import signal
-import subprocess
-import time
 
 import pytest
 import yaml
 
-from conftest import BIN, FILES, REPO, ansible_env, run
+from conftest import BIN, FILES, ansible_env, interrupted, run
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
@@ -100,23 +98,11 @@ def test_latest_after_an_interrupted_run_is_that_run(tmp_path):
         'name': 'gate-it', 'repetitions': 6, 'baseline': 'rootfs', 'methodology': {'cooldown_s': 1, 'quiesce': False},
         'cells': [{'name': 'rootfs', 'host': 'localhost', 'path': str(data)}],
         'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]}}))
-    env = ansible_env(tmp_path, BENCHLAB_RUN_ID='gate-interrupted')
-    proc = subprocess.Popen([str(BIN / 'ansible-playbook'), 'playbooks/bench.yml', '-i', 'inventories/local',
-                             '-e', '@%s' % matrix, '-e', 'bench_install_tools=false'], cwd=str(REPO), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    jsonl = tmp_path / 'runs' / 'gate-interrupted' / 'results.jsonl'
-    try:
-        deadline = time.monotonic() + 300
-        while not (jsonl.exists() and jsonl.read_text().strip()):
-            assert proc.poll() is None and time.monotonic() < deadline, 'bench.yml made no record'
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGTERM)
-        out, _err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode != 0, out[-3000:]
+    rc, out = interrupted([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
+                           '-e', '@%s' % matrix, '-e', 'bench_install_tools=false'],
+                          ansible_env(tmp_path, BENCHLAB_RUN_ID='gate-interrupted'),
+                          tmp_path / 'runs' / 'gate-interrupted' / 'results.jsonl', 1, signal.SIGTERM)
+    assert rc != 0, out[-3000:]
     runs = dict((r['run_id'], r) for r in list_runs(str(tmp_path / 'history.sqlite')))
     assert runs['gate-interrupted']['status'] == 'interrupted' and runs[base]['status'] == 'complete'
     cmp = _compare(tmp_path, 'baseline=gate-release', 'candidate=latest')
