@@ -31,6 +31,7 @@ import sqlite3
 import stat
 import sys
 
+from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import mount_for, parse_mountinfo
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (
     PG_HINT, SCHEMA_VERSION, HistoryError, MissingHistory, Store)
 
@@ -120,39 +121,14 @@ def statfs_type(path):
     return buf.f_type & 0xFFFFFFFF
 
 
-def _unescape(field):
-    """A mountinfo field with its octal escapes (\\040 for a space) decoded."""
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == '\\' and field[i + 1:i + 4].isdigit():
-            out.append(chr(int(field[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return ''.join(out)
-
-
 def mount_of(path, mountinfo='/proc/self/mountinfo'):
-    """(mount type, mount point) of the mount holding `path` (the longest mount point above its
-    real path), or (None, None)."""
-    real = os.path.realpath(path)
-    best = (None, None)
+    """(mount type, mount point) of the mount holding `path` (its real path), or (None, None)."""
     try:
         with open(mountinfo) as f:
-            lines = f.read().splitlines()
+            mount = mount_for(os.path.realpath(path), parse_mountinfo(f.read()))
     except OSError:
-        return best
-    for line in lines:
-        head, sep, tail = line.partition(' - ')
-        fields = head.split()
-        if not sep or len(fields) < 5 or not tail.split():
-            continue
-        point = _unescape(fields[4])
-        inside = real == point or real.startswith(point.rstrip('/') + '/')
-        if inside and (best[1] is None or len(point) >= len(best[1])):
-            best = (tail.split()[0], point)
-    return best
+        return None, None
+    return (mount['fstype'], mount['mountpoint']) if mount else (None, None)
 
 
 def fs_problem(path, magic, mount_type=None, mount_point=None):
