@@ -187,9 +187,9 @@ def _place(path, create):
     try:
         st = os.lstat(path)
     except FileNotFoundError:
+        check_local_fs(path)  # also for a history not made yet: the preflight refuses a network file system
         if not create:
             raise MissingHistory('history database %s does not exist (no run has been stored there yet)' % path)
-        check_local_fs(path)
         try:
             _make_parent(path)
             os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | nofollow, 0o600))

@@ -171,7 +171,7 @@ def trend_html(doc):
     out.append('</table>')
     if series:
         out.append('<figure class="chart">%s<figcaption>%s</figcaption></figure>' % (
-            trend_svg(doc), _e('mean per run with its 95%% interval (band); dashed: change points')))
+            trend_svg(doc), _e('mean per run with its 95% interval (band); dashed: change points')))
     out.append('<h2>Change points</h2>')
     if not cps:
         out.append('<p>None found: the series has no significant change.</p>')
