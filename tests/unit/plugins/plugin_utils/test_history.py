@@ -446,3 +446,68 @@ def test_a_foreign_benchlab_schema_is_left_untouched(pg_url):
 
 def _raw(url):
     return history_pg.driver().connect(url, autocommit=True)
+
+
+# -- the hostile corpus (issue 27 finding 6 and its kin): every case refused, nothing touched -----------
+
+def _foreign_db(path, app_id=0):
+    conn = sqlite3.connect(str(path))
+    conn.execute('CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT)')
+    conn.execute("INSERT INTO accounts (name) VALUES ('alice')")
+    if app_id:
+        conn.execute('PRAGMA application_id = %d' % app_id)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _case(kind, tmp):
+    """(history_db value, files that must stay as they were, paths that must not appear, expected message)."""
+    if kind == 'symlink-to-another-apps-database':
+        db = _foreign_db(tmp / 'app.db')
+        (tmp / 'h.sqlite').symlink_to(db)
+        return str(tmp / 'h.sqlite'), [db], [], 'is a symbolic link (to %s)' % db
+    if kind == 'dangling-symlink':
+        (tmp / 'h.sqlite').symlink_to(tmp / 'etc' / 'made.sqlite')
+        return str(tmp / 'h.sqlite'), [], [tmp / 'etc'], 'which does not exist'
+    if kind == 'symlink-to-a-benchlab-history':  # even our own file is not reached through a link
+        store_run(str(tmp / 'real.sqlite'), make_doc('r0', '2026-12-01T22:00:00Z'))
+        (tmp / 'h.sqlite').symlink_to(tmp / 'real.sqlite')
+        return str(tmp / 'h.sqlite'), [tmp / 'real.sqlite'], [], 'is a symbolic link'
+    if kind == 'another-apps-sqlite-database':
+        return str(_foreign_db(tmp / 'h.sqlite')), [tmp / 'h.sqlite'], [], 'not a benchlab history'
+    if kind == 'another-apps-application-id':
+        return str(_foreign_db(tmp / 'h.sqlite', 0x4D2)), [tmp / 'h.sqlite'], [], 'application_id 0x4d2'
+    if kind == 'a-fifo':
+        os.mkfifo(str(tmp / 'h.sqlite'))
+        return str(tmp / 'h.sqlite'), [], [], 'not a regular file'
+    if kind == 'a-directory':
+        (tmp / 'h.sqlite').mkdir()
+        return str(tmp / 'h.sqlite'), [], [], 'not a regular file'
+    if kind == 'password-in-the-url':
+        return 'postgresql://team:hunter2-secret@db:5432/bench', [], [], 'team:***@db'
+    if kind == 'password-in-the-query':
+        return 'postgresql://team@db/bench?password=hunter2-secret', [], [], 'password=***'
+    if kind == 'misspelt-scheme':
+        return 'postgresq://team@db/bench', [], [tmp / 'postgresq:'], 'not a path and not a PostgreSQL URL'
+    raise AssertionError(kind)
+
+
+HOSTILE_HISTORY = ['symlink-to-another-apps-database', 'dangling-symlink', 'symlink-to-a-benchlab-history',
+                   'another-apps-sqlite-database', 'another-apps-application-id', 'a-fifo', 'a-directory',
+                   'password-in-the-url', 'password-in-the-query', 'misspelt-scheme']
+
+
+@pytest.mark.parametrize('kind', HOSTILE_HISTORY)
+def test_hostile_history_locations(kind, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    value, keep, absent, expected = _case(kind, tmp_path)
+    before = dict((p, sha(p)) for p in keep)
+    for call in (lambda loc: store_run(loc, make_doc('r1', '2026-12-01T22:00:00Z')), list_runs,
+                 lambda loc: history.preflight(loc, 'r1', str(tmp_path / 'runs' / 'r1'), 0)):
+        with pytest.raises(HistoryError) as e:
+            call(history.resolve_db_path(value))
+        assert expected in str(e.value) and 'hunter2' not in str(e.value)
+    assert dict((p, sha(p)) for p in keep) == before
+    for p in absent:
+        assert not os.path.lexists(p)
