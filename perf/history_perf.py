@@ -63,7 +63,7 @@ def measure(location):
     store_s = time.monotonic() - t0
     rng = random.Random(1)
     refs = []
-    for _ in range(FINDS):
+    for _find in range(FINDS):
         kind = rng.randrange(4)
         n = rng.randrange(RUNS)
         refs.append(('perf-%04d' % n, 'perf-%04d' % n, 'nightly', 'latest')[kind])

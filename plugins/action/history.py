@@ -28,6 +28,11 @@ LIST_MAX = 50
 REQUIRED = dict(copy='copy_to', **{'import': 'run_dir'})
 
 
+def _run_line(r):
+    return '  %s  %s  %s  %s  %s records%s' % (r['run_id'], r['started'], r['status'], r['matrix'] or '-',
+                                               r['n_records'], ('  label %s' % r['label']) if r['label'] else '')
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -49,9 +54,7 @@ class ActionModule(ActionBase):
                 with open_store(db, create=False) as store:
                     result['runs'] = store.list()
                 lines = ['%d run(s) in %s' % (len(result['runs']), shown(db))]
-                lines += ['  %s  %s  %s  %s  %s records%s' % (r['run_id'], r['started'], r['status'], r['matrix'] or '-',
-                                                          r['n_records'], ('  label %s' % r['label']) if r['label'] else '')
-                          for r in result['runs'][:LIST_MAX]]
+                lines += [_run_line(r) for r in result['runs'][:LIST_MAX]]
                 if len(result['runs']) > LIST_MAX:
                     lines.append('  ... %d more (all in the result: runs)' % (len(result['runs']) - LIST_MAX))
                 result['msg'] = '\n'.join(lines)

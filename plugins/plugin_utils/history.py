@@ -289,9 +289,9 @@ class Store(object):
                           fingerprint or None, controller or None, blob)
                 self.conn.execute(self._sql('INSERT INTO %s (%s, doc) VALUES (%s)' % (
                     self.runs_table, cols(RUN_COLUMNS), ', '.join('?' * len(values)))), values)
-                self._many('INSERT INTO %s (%s) VALUES (%s)' % (self.metrics_table, cols(METRIC_COLUMNS),
-                                                                 ', '.join('?' * len(METRIC_COLUMNS))),
-                           metric_rows(run_id, records))
+                self._many('INSERT INTO %s (%s) VALUES (%s)' % (
+                    self.metrics_table, cols(METRIC_COLUMNS), ', '.join('?' * len(METRIC_COLUMNS))),
+                    metric_rows(run_id, records))
                 self._commit()
             except HistoryError:
                 raise

@@ -130,24 +130,24 @@ def trend_svg(doc):
     for v in (lo + pad, hi - pad):
         out.append('<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>' % (LEFT - 4, y(v) + 4, _e(fmt_num(v))))
     out.append('<text class="unit" x="4" y="%d">%s</text>' % (TOP - 6 if TOP > 12 else 12, _e(unit)))
-    band = ['%.1f,%.1f' % (x(i), y(highs[i])) for i in range(n)] + ['%.1f,%.1f' % (x(i), y(lows[i]))
-                                                                   for i in reversed(range(n))]
+    band = ['%.1f,%.1f' % (x(i), y(highs[i])) for i in range(n)]
+    band += ['%.1f,%.1f' % (x(i), y(lows[i])) for i in reversed(range(n))]
     out.append('<polygon class="band" points="%s"/>' % ' '.join(band))
-    out.append('<polyline class="series" points="%s"/>' % ' '.join('%.1f,%.1f' % (x(i), y(p['mean']))
-                                                                for i, p in enumerate(series)))
+    line = ' '.join('%.1f,%.1f' % (x(i), y(p['mean'])) for i, p in enumerate(series))
+    out.append('<polyline class="series" points="%s"/>' % line)
     for i, p in enumerate(series):
         out.append('<circle class="point" cx="%.1f" cy="%.1f" r="2.5"><title>%s</title></circle>' % (
             x(i), y(p['mean']), _e('#%d %s: %s %s (n=%d)' % (i, p['run_id'], fmt_num(p['mean']), unit, p['n']))))
     for cp in doc['trend']['change_points']:
         cx = (x(cp['index'] - 1) + x(cp['index'])) / 2.0
+        what = 'change point at #%d (%s): %s' % (cp['index'], cp['run_id'], fmt_delta(cp['delta_pct']))
         out.append('<line class="change" x1="%.1f" y1="%d" x2="%.1f" y2="%d"><title>%s</title></line>' % (
-            cx, TOP, cx, H - BOTTOM, _e('change point at #%d (%s): %s' % (cp['index'], cp['run_id'],
-                                                                         fmt_delta(cp['delta_pct'])))))
+            cx, TOP, cx, H - BOTTOM, _e(what)))
         out.append('<text class="change-label" x="%.1f" y="%d" text-anchor="middle">%s</text>' % (
             cx, H - BOTTOM + 14, _e(fmt_delta(cp['delta_pct']))))
     out.append('<text class="tick" x="%d" y="%d">%s</text>' % (LEFT, H - 6, _e(series[0]['started'] or '')))
-    out.append('<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>' % (W - RIGHT, H - 6,
-                                                                                _e(series[-1]['started'] or '')))
+    out.append('<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>' % (
+        W - RIGHT, H - 6, _e(series[-1]['started'] or '')))
     out.append('</svg>')
     return ''.join(out)
 
@@ -205,14 +205,14 @@ def trend_terminal(doc):
     lines = ['benchlab trend: %s over %d run(s): %s' % (printable(_title(doc)), len(series),
                                                         ('%d change point(s)' % len(cps)) if cps else 'no change point')]
     if series:
-        lines.append('  first %s %s (%s), last %s %s (%s)' % (fmt_num(series[0]['mean']), printable(unit),
-                                                              printable(series[0]['run_id']), fmt_num(series[-1]['mean']),
-                                                              printable(unit), printable(series[-1]['run_id'])))
+        first, last = series[0], series[-1]
+        lines.append('  first %s %s (%s), last %s %s (%s)' % (
+            fmt_num(first['mean']), printable(unit), printable(first['run_id']), fmt_num(last['mean']),
+            printable(unit), printable(last['run_id'])))
     for cp in cps:
-        lines.append('  change at #%d %s (%s): %s; %s' % (cp['index'], printable(cp['run_id']),
-                                                       printable(series[cp['index']]['started']),
-                                                       fmt_delta(cp['delta_pct']),
-                                                       printable(_env_text(cp['changed_environment']))))
+        lines.append('  change at #%d %s (%s): %s; %s' % (
+            cp['index'], printable(cp['run_id']), printable(series[cp['index']]['started']),
+            fmt_delta(cp['delta_pct']), printable(_env_text(cp['changed_environment']))))
     return lines
 
 

@@ -138,7 +138,7 @@ def e_divisive(values, pvalue=PVALUE, permutations=PERMUTATIONS, seed=SEED):
         point, stat = max(candidates, key=lambda c: c[1])
         allowed = pvalue * (permutations + 1)
         better = 0
-        for _ in range(permutations):
+        for _permutation in range(permutations):
             best = 0.0
             for a, b in windows:
                 if b - a > 1:

@@ -54,7 +54,7 @@ class PgServer(object):
         return argv
 
     def _run(self, argv, **kw):
-        return subprocess.run(self._as_owner(argv), capture_output=True, text=True, timeout=120, **kw)
+        return subprocess.run(self._as_owner(argv), capture_output=True, text=True, timeout=120, check=False, **kw)
 
     def start(self):
         if not self.bindir:

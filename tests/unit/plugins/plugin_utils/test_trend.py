@@ -50,7 +50,7 @@ def test_small_and_flat_series():
     assert trend.e_divisive([5.0, 5.0, 5.0, 5.0]) == []
     assert trend.e_divisive([1.0, 2.0]) == []
     r = random.Random(3)
-    assert trend.e_divisive([r.gauss(10, 1) for _ in range(40)]) == []
+    assert trend.e_divisive([r.gauss(10, 1) for _i in range(40)]) == []
 
 
 # -- the trend of stored runs -------------------------------------------------------------------------
