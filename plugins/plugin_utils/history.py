@@ -41,6 +41,7 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import shlex
 import socket
 import zlib
@@ -48,6 +49,7 @@ import zlib
 SCHEMA_VERSION = 3
 OFF = ('off', 'none', 'false', 'no', 'disabled')
 PG_SCHEMES = ('postgresql', 'postgres')
+_URL = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://')
 PG_HINT = ('history_db=postgresql://USER@HOST:5432/DBNAME (BENCHLAB_HISTORY_DB; the password from '
            'PGPASSWORD, ~/.pgpass or a service file)')
 
@@ -96,9 +98,9 @@ def resolve_db_path(value, environ=None):
     if is_postgres(value):
         from ansible_collections.benchlab.bench.plugins.plugin_utils.history_pg import check_url
         return check_url(value)
-    if value.split(':', 1)[0].lower() in ('postgresq', 'pgsql', 'psql', 'postgre', 'mysql', 'sqlite') and ':' in value:
+    if _URL.match(value):  # any other URL: never taken for a relative path
         raise HistoryError('history_db %r: not a path and not a PostgreSQL URL; a shared history is %s'
-                           % (value.split(':', 1)[0] + ':...', PG_HINT))
+                           % (value.split(':', 1)[0] + '://...', PG_HINT))
     return os.path.abspath(os.path.expanduser(os.path.expandvars(value)))
 
 

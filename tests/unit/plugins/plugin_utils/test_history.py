@@ -359,8 +359,10 @@ def test_locations():
     url = 'postgresql://team@db.example:5432/bench?sslmode=require'
     assert history.resolve_db_path(url) == url and history.resolve_db_path('postgres://u@h/d') == 'postgres://u@h/d'
     # a misspelt scheme is not taken for a relative path (the report of issue 32)
-    with pytest.raises(HistoryError, match='not a path and not a PostgreSQL URL'):
-        history.resolve_db_path('postgresq://u@h/d')
+    for url in ('postgresq://u@h/d', 'mysql://u@h/d', 'sqlite:///tmp/h.sqlite'):
+        with pytest.raises(HistoryError, match='not a path and not a PostgreSQL URL'):
+            history.resolve_db_path(url)
+    assert history.resolve_db_path('relative/h.sqlite') == os.path.abspath('relative/h.sqlite')
 
 
 # -- SQLite on a network file system: refused, naming the PostgreSQL history --------------------------
