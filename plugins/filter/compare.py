@@ -18,7 +18,7 @@ description:
     (within O(equivalence_margin_pct) by two one-sided tests) or C(inconclusive) with
     C(repetitions_needed), beside C(mde_pct) (the smallest difference this data could detect), C(p),
     C(p_equivalence) and the C(test) that decided (C(welch); C(mann-whitney) for skewed lists such as
-    latencies when the sample sizes let a rank test decide). One comparison alone: no correction.
+    latencies when the sample sizes let a rank test decide). One comparison alone, so no correction.
 options:
   _input:
     description: The candidate.

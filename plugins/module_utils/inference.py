@@ -137,6 +137,7 @@ def detectable_effect(n1, n2, alpha=ALPHA, power=POWER):
     n1 and n2 values (both >= 2): the root of ttest_power(d) = power."""
     if n1 < 2 or n2 < 2:
         raise StatsError('a detectable effect needs at least 2 values on each side, got %s and %s' % (n1, n2))
+
     def f(d):
         return ttest_power(d, n1, n2, alpha) - power
     lo, hi = 0.0, 1.0
@@ -375,7 +376,7 @@ def adjust(pvalues, method='holm'):
         running = 1.0
         for k in range(m - 1, -1, -1):
             p, i = members[k]
-            running = min(running, min(1.0, p * m / float(k + 1)))
+            running = min(running, 1.0, p * m / float(k + 1))
             out[i] = running
     return out
 

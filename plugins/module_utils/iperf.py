@@ -22,6 +22,7 @@ The server process (start, recognise, stop) is module_utils/iperf_server.py.
 """
 
 import json
+import math
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import first_line, quote_line
@@ -175,7 +176,7 @@ def _iperf3_intervals(intervals):
         if not isinstance(summ, dict) or summ.get('omitted'):
             continue
         bps, sec = summ.get('bits_per_second'), summ.get('seconds')
-        if isinstance(bps, bool) or not isinstance(bps, (int, float)) or bps != bps or bps < 0 or bps == float('inf'):
+        if isinstance(bps, bool) or not isinstance(bps, (int, float)) or not math.isfinite(bps) or bps < 0:
             continue
         values.append(bps / 1e6)
         if isinstance(sec, (int, float)) and not isinstance(sec, bool) and sec > 0:

@@ -81,15 +81,16 @@ def gate_outcome(cmp, c, b, better, threshold, alpha=ALPHA):
     if cmp['verdict'] == 'better':
         out.update(gate='pass', gate_reason='better')
         return out
+    p_ni = None
     if b.get('mean'):
         margin = abs(b['mean']) * threshold / 100.0
         ni = tost(c, b, -margin, float('inf')) if better == 'higher' else tost(c, b, float('-inf'), margin)
-        out['p_non_inferiority'] = ni['p'] if ni else None
+        p_ni = ni['p'] if ni else None
     elif cmp['verdict'] == 'equivalent':     # the same constant on both sides
-        out['p_non_inferiority'] = 0.0
-    if out['p_non_inferiority'] is not None and out['p_non_inferiority'] < alpha:
-        out.update(gate='pass', gate_reason='not worse by %.4g%% or more (one-sided test, p=%.2g)'
-                   % (threshold, out['p_non_inferiority']))
+        p_ni = 0.0
+    out['p_non_inferiority'] = p_ni
+    if p_ni is not None and p_ni < alpha:
+        out.update(gate='pass', gate_reason='not worse by %.4g%% or more (one-sided test, p=%.2g)' % (threshold, p_ni))
         return out
     need = cmp.get('repetitions_needed')
     out.update(gate='cannot judge', gate_reason=(

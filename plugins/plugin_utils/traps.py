@@ -109,8 +109,8 @@ def gate_shortfall(gate):
     mean above the target +-5%']."""
     out = []
     if gate.get('max_cv') is not None and (gate.get('cv') is None or gate['cv'] > gate['max_cv']):
-        out.append('CV %s above max_cv %.1f%%' % ('n/a' if gate.get('cv') is None else '%.1f%%' % (gate['cv'] * 100),
-                                                 gate['max_cv'] * 100))
+        cv = 'n/a' if gate.get('cv') is None else '%.1f%%' % (gate['cv'] * 100)
+        out.append('CV %s above max_cv %.1f%%' % (cv, gate['max_cv'] * 100))
     if gate.get('target_ci_pct') is not None and not gate.get('precise'):
         out.append('95%% CI %s of the mean above the target +-%.4g%%' % (
             'n/a' if gate.get('ci_pct') is None else '+-%.1f%%' % gate['ci_pct'], gate['target_ci_pct']))
