@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/work_cleanup, module_utils/benchrun.
+# Private to benchlab.bench: no API promise. Used by modules/work_cleanup, module_utils/benchrun, modules/dd, modules/fio.
 """Owned work directories (issue 14 section 2, shared contract 2).
 
 Every benchmark work directory is ``<path>/benchlab-<tool>-<random>/`` and holds the marker
@@ -24,6 +24,8 @@ import signal
 import stat
 import tempfile
 import time
+
+from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 
 MARKER = '.benchlab-owner.json'
 PREFIX = 'benchlab-'
@@ -267,3 +269,26 @@ def cleanup_owned(paths, run_id, run_key, grace=3.0, check=False, proc='/proc'):
                 remove_tree(full)
             out['removed'].append(full)
     return out
+
+
+def free_space_problem(needs, statvfs=os.statvfs, stat=os.stat, writer='dd'):
+    """None, or a message naming the directory, the bytes needed and the bytes available, for the
+    first filesystem that cannot hold what `needs` ([(directory, bytes)]) writes into it.
+    Directories on the same filesystem add up. `writer` names the tool in the message."""
+    per_fs = []
+    for directory, nbytes in needs:
+        dev = stat(directory).st_dev
+        for entry in per_fs:
+            if entry[0] == dev:
+                entry[2] += nbytes
+                break
+        else:
+            per_fs.append([dev, directory, nbytes])
+    for _dev, directory, nbytes in per_fs:
+        st = statvfs(directory)
+        avail = st.f_bavail * st.f_frsize
+        if nbytes > avail:
+            return ('not enough free space in %s: %s would write %d bytes (%s) there and only %d bytes (%s) '
+                    'are available: set a smaller size, or free space' % (
+                        directory, writer, nbytes, format_bytes(nbytes), avail, format_bytes(avail)))
+    return None

@@ -203,13 +203,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA, fio_zero_warning
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA, fio_zero_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
     effective_job_options, fio_records, job_file_in_workdir, job_file_text, parse_only_problem)
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
     FioJobError, check_fio_job, options_to_sections, parse_job_file)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
 
 JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
@@ -341,7 +342,8 @@ def job_sections(br, p, workdir):
 
 
 def check_job(br, p, workdir, sections):
-    """fiojob's check of the job, then the device guard for every device it names."""
+    """fiojob's check of the job (fio's option table), the device guard for every device it names,
+    and the free space for the files it lays out; what allow_unsafe_options let through is flagged."""
     origin = job_origin(p)
     try:
         found = check_fio_job(sections, workdir, allow_unsafe=p['allow_unsafe_options'], origin=origin)
@@ -354,8 +356,34 @@ def check_job(br, p, workdir, sections):
                   'own work directory: use path, or set allow_unsafe_options: true' % (
                       origin, workdir, ', '.join('[%s] %s=%s' % item for item in outside)))
     br.dry['writes'].extend(v for _s, _k, v in outside if v not in br.dry['writes'])
+    let_through = (found.get('unsafe') or []) + outside
+    if p['allow_unsafe_options'] and let_through:
+        br.flag(UNSAFE_OPTIONS, 'allow_unsafe_options let through what benchlab does not check: %s'
+                % ', '.join('[%s] %s=%s' % (s, k, '' if v is None else v) for s, k, v in let_through))
     for dev in found.get('devices') or []:
         br.device(dev, p['destructive'], force=p['force'])
+    problem = free_space_problem(space_needs(found.get('files') or {}, p['path']), writer='fio')
+    if problem:
+        br.refuse('fio job refused: %s (the files the job lays out: %s)' % (problem, job_file_sizes(found['files'])))
+
+
+def space_needs(files, path):
+    """[(directory, bytes)] of the files a job lays out ({path: bytes}), each directory the nearest
+    one that exists (the work directory does not yet in check mode; `path` at the latest)."""
+    needs = []
+    for name, nbytes in sorted(files.items()):
+        d = os.path.dirname(name)
+        while d and not os.path.isdir(d) and d != os.path.dirname(d):
+            d = os.path.dirname(d)
+        needs.append((d if os.path.isdir(d) else path, nbytes))
+    return needs
+
+
+def job_file_sizes(files, limit=4):
+    """'name 256 MiB, ...' of the largest files for a message."""
+    top = sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ', '.join('%s %s' % (os.path.basename(n), format_bytes(b)) for n, b in top[:limit])
+    return text + (' and %d more' % (len(top) - limit) if len(top) > limit else '')
 
 
 def job_file_run(br, p, fio_bin, workdir, sections, notes, digest):

@@ -33,7 +33,8 @@ except ImportError:  # ansible-core < 2.19 (`make compat` runs the unit tests un
             basic._ANSIBLE_ARGS = saved
 
 from ansible_collections.benchlab.bench.plugins.module_utils import workdir as wd
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import free_space_problem, space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
 
 
 def test_marker_is_written_0600_with_the_contract_fields(tmp_path):
