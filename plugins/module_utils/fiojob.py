@@ -38,7 +38,7 @@ import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
 from ansible_collections.benchlab.bench.plugins.module_utils.fio_options import (
-    ALIASES, ENGINE_ALIASES, ENGINE_OPTIONS, ENGINES, FIO_VERSION, OPTIONS)
+    ALIASES, ENGINE_ALIASES, ENGINE_OPTIONS, ENGINES, FIO_VERSION, OPTIONS, PROFILE_OPTIONS)
 
 
 class FioJobError(Exception):
@@ -71,6 +71,10 @@ DEFAULT_ENGINE = 'psync'        # fio's default on Linux
 PATH_KINDS = ('target', 'jobname', 'path', 'memfile', 'pattern')
 LOG_KEYS = ('write_iolog', 'write_bw_log', 'write_lat_log', 'write_iops_log', 'write_hist_log')
 TRIM_RW = ('trim', 'randtrim', 'trimwrite', 'randtrimwrite')
+# Engines whose trims are BLKDISCARD (fio's do_io_u_trim: block devices only); falloc punches holes
+# in files instead, and null does no I/O.
+TRIM_BY_BLKDISCARD = ('sync', 'psync', 'vsync', 'pvsync', 'pvsync2', 'libaio', 'io_uring', 'posixaio', 'mmap',
+                      'splice')
 
 # fio's command-line-only options (fio --help). In `options` they would reach fio's command line:
 # --output writes a file, --trigger runs a command, --server/--client talk to the network, ...
@@ -91,8 +95,8 @@ _MAX_NAMES = 4096
 
 
 def canonical(key, engine=None):
-    """(option name, kind) of `key` (an option or alias fio has, or an option of `engine`), or
-    (key, None) when fio's table has no such option."""
+    """(option name, kind) of `key` (an option or alias fio has, an option of `engine`, or one of a
+    built-in profile's), or (key, None) when fio's table has no such option."""
     name = ALIASES.get(key, key)
     if name in OPTIONS:
         return name, OPTIONS[name]
@@ -100,6 +104,9 @@ def canonical(key, engine=None):
     name = (ENGINE_ALIASES.get(engine) or {}).get(key, key)
     if name in own:
         return name, own[name]
+    for opts in PROFILE_OPTIONS.values():
+        if key in opts:
+            return key, opts[key]
     return key, None
 
 
@@ -325,13 +332,16 @@ def check_fio_job(sections, workdir, allow_unsafe=False, origin='job file'):
     devices, outside, unsafe, files = [], [], [], {}
     for section, eff, src in _jobs(sections):
         engine, values, where, unknown = _canonical_job(eff, src)
+        if 'ioengine' in values:    # the engine first: its options are known only when it is
+            key, sec, line, kind = where['ioengine']
+            _check_option('ioengine', kind, values['ioengine'], key, sec, line, engine, allow_unsafe, origin, unsafe)
         for key, value, sec, line in unknown:
             _unknown_option(key, value, sec, line, engine, allow_unsafe, origin, unsafe)
         for name, value in values.items():
             key, sec, line, kind = where[name]
             _check_option(name, kind, value, key, sec, line, engine, allow_unsafe, origin, unsafe)
         job_files = _check_job_paths(section, values, where, workdir, origin, devices, outside)
-        _check_job_io(section, values, where, job_files, origin)
+        _check_job_io(engine, values, where, job_files, origin)
         for path, nbytes in _job_sizes(section, values, where, job_files, origin).items():
             files[path] = max(files.get(path, 0), nbytes)
     return {'devices': devices, 'outside': outside, 'unsafe': unsafe, 'files': files}
@@ -388,7 +398,7 @@ def _check_option(name, kind, value, key, section, line, engine, allow_unsafe, o
         problem = engine_problem(value.strip())
     elif kind == 'network':
         problem = 'it names a host, port or storage across the network'
-    elif kind not in ('value', 'target', 'jobname', 'path', 'memfile', 'pattern', 'fill'):
+    elif kind not in ('value', 'target', 'jobname', 'path', 'memfile', 'pattern', 'fill', 'profile'):
         problem = 'benchlab has not classified this option of fio yet'
     if problem:
         _refuse_or_note(where, value, problem, allow_unsafe, unsafe, (section, key, value))
@@ -489,17 +499,18 @@ def _check_job_paths(section, values, where, workdir, origin, devices, outside):
     return files
 
 
-def _check_job_io(section, values, where, job_files, origin):
-    """Refuse what fio cannot do on the job's regular files, with the cause: trims (BLKDISCARD is a
+def _check_job_io(engine, values, where, job_files, origin):
+    """Refuse what fio cannot do on the job's regular files, with the cause: trims by BLKDISCARD (a
     block-device ioctl) and fill_device (it fills the file system)."""
     if not job_files:
         return
     rw = (values.get('rw') or '').split(':', 1)[0].strip()
-    if rw in TRIM_RW:
+    if rw in TRIM_RW and engine in TRIM_BY_BLKDISCARD:
         key, sec, line, _kind = where['rw']
         raise FioJobError('%s=%s: fio trims (discards) with BLKDISCARD, an ioctl of block devices; on the regular '
                           'file %s it fails with "Inappropriate ioctl for device" whatever the file system (tmpfs '
-                          'included). Trim a block device (filename=/dev/..., destructive: true) or use another rw'
+                          'included). Trim a block device (filename=/dev/..., destructive: true), punch holes in '
+                          'files with ioengine=falloc, or use another rw'
                           % (_where(origin, sec, key, line), values['rw'], job_files[0][1]))
     fill = values.get('fill_device')
     if 'fill_device' in values and (fill is None or fill.strip() not in ('0', 'false', 'off', 'no')):

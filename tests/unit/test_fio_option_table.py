@@ -62,6 +62,8 @@ def test_kinds_are_the_documented_ones():
     for opts in fio_options.ENGINE_OPTIONS.values():
         assert set(opts.values()) <= set(fio_options.KINDS)
     assert set(fio_options.ENGINES.values()) <= set(fio_options.ENGINE_KINDS) | {'program'}
+    for opts in fio_options.PROFILE_OPTIONS.values():
+        assert set(opts.values()) == {'profile'}
     assert all(name in fio_options.OPTIONS for name in fio_options.ALIASES.values())
     # the engines allowed without allow_unsafe_options write only the job's own files
     allowed = sorted(e for e, k in fio_options.ENGINES.items() if k == 'files')
