@@ -163,8 +163,9 @@ def parse_job_file(text, name='job file'):
             seen = {}
             continue
         if current is None:
-            raise FioJobError('%s line %d: option %r is outside of any [section] (fio refuses it too)'
-                              % (name, lineno, line))
+            # the line is not quoted: a file that does not start like a job file may be anything (a secret)
+            raise FioJobError('%s line %d: an option outside of any [section] (fio refuses it too): is this a fio '
+                              'job file? It must start with a [section] line' % (name, lineno))
         key, sep, value = line.partition('=')
         key = key.strip()
         value = value.strip() if sep else None
@@ -368,8 +369,10 @@ def _unknown_option(key, value, section, line, engine, allow_unsafe, origin, uns
         problem = ('%s has no such option (for the engine %s): benchlab knows every option fio lists '
                    '(fio --cmdhelp=all, fio --enghelp=<engine>) and refuses others until they are classified'
                    % (FIO_VERSION, engine))
-    _refuse_or_note(_where(origin, section, key, line), value, problem, allow_unsafe, unsafe,
-                    (section, key, value))
+    if not allow_unsafe:     # the value of an option fio does not have is not quoted (it may be anything)
+        raise FioJobError('%s is refused: %s. Remove it, or allow it explicitly (allow_unsafe)'
+                          % (_where(origin, section, key, line), problem))
+    _add(unsafe, (section, key, value))
 
 
 def engine_problem(engine):

@@ -79,7 +79,7 @@ def test_an_unclassified_or_unknown_option_is_refused(monkeypatch):
     assert 'n.fio line 2 ([j]): brand_new=/etc/x is refused: benchlab has not classified' in str(e.value)
     with pytest.raises(FioJobError) as e:
         check_fio_job(parse_job_file('[j]\nnot_an_option=1\n'), WORK, origin='n.fio')
-    assert 'not_an_option=1 is refused: fio-3.33 has no such option (for the engine psync)' in str(e.value)
+    assert 'n.fio line 2 ([j]): not_an_option is refused: fio-3.33 has no such option (for the engine psync)' in str(e.value)
     # allowed explicitly, it is let through and noted
     out = check_fio_job(parse_job_file('[j]\nnot_an_option=1\n'), WORK, allow_unsafe=True)
     assert out['unsafe'] == [('j', 'not_an_option', '1')]

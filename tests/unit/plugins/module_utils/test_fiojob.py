@@ -277,6 +277,7 @@ def test_hostile_fio_job(case):
             check()
         for part in case['refused']:
             assert part in str(e.value), str(e.value)
+        assert 'secret' not in str(e.value).lower().replace('secret-', ''), str(e.value)
     else:
         out = check()
         assert out['devices'] == case['devices']
