@@ -586,4 +586,3 @@ def _job_sizes(section, values, where, job_files, origin):
             path = os.path.join(folder, os.path.basename(_substitute_format(fmt, jobname, j, f)))
             out[path] = max(out.get(path, 0), per_file)
     return out
-

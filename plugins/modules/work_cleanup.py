@@ -18,7 +18,7 @@ description:
     and O(run_key), and says C(keep) false. Before removing one it stops the processes recorded in it
     (the recorded process group and the leader's descendants), only while the recorded leader still
     has the recorded start time (a reused pid is never signalled) - SIGTERM, up to O(grace) seconds,
-    then SIGKILL. A process is never chosen by its working directory: a user's shell that sits in
+    then SIGKILL. A process is never chosen by its working directory - a user's shell that sits in
     the work directory is left alone.
   - Everything else is left alone and listed in RV(kept) - directories without a marker, other
     runs' work, kept work, user files and directories that happen to be named C(benchlab-*).
