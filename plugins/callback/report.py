@@ -151,7 +151,7 @@ from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import matrix_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import matrix_problems, record_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
 from ansible_collections.benchlab.bench.plugins.plugin_utils.callback_compat import (
@@ -216,6 +216,7 @@ class CallbackModule(CallbackBase):
         self.reported = False
         self.dry_run = None  # a DryRun in check mode
         self.preflight_error = None
+        self.unwritten = []  # report files the end of the play could not write (the run then fails)
         self._repaired = set()  # files of a run directory checked for a partial last line
         self._pending = []  # (name, obj) appends that failed, written again before the next one
         self._pid = os.getpid()
@@ -345,7 +346,7 @@ class CallbackModule(CallbackBase):
         self._keep_sysinfo(res, host)
         hosts = res.get('bench_result_hosts') if isinstance(res.get('bench_result_hosts'), list) else []
         for i, rec in enumerate(_records_of(res)):
-            errors = validate_record(rec)
+            errors = record_problems(rec)   # the same checks as a resumed record's (plugin_utils/validation.py)
             # an import (benchlab.bench.import_results) names the host each record was measured on
             stored = dict(rec, host=hosts[i] if i < len(hosts) and isinstance(hosts[i], str) else host)
             labels = rec.get('labels') if isinstance(rec.get('labels'), dict) else {}
@@ -374,14 +375,39 @@ class CallbackModule(CallbackBase):
         if resume and resume.get('run_id') and resume['run_id'] != self.rundir.run_id and not self.records:
             self.rundir = RunDir(self.rundir.base, resume['run_id'])
         if resume:  # records that arrived before the plan are new: never among the earlier ones
-            self.records = [r for r in resume.get('records') or [] if isinstance(r, dict)] + self.records
+            self.records = self._resumed(resume) + self.records
             self._display.display('benchlab: resuming run %s: %d run(s) already measured, %d to go' % (
                 self.rundir.run_id, resume.get('skipped', 0), len(plan.get('runs') or [])))
-            plan = dict(plan, resume=dict((k, v) for k, v in resume.items() if k != 'records'))
+            plan = dict(plan, resume=dict((k, v) for k, v in resume.items() if k not in ('records', 'set_aside')))
+            plan['resume']['set_aside_lines'] = [a.get('line') for a in self._set_aside_of(resume)]
         self.plan = plan
         self.keys = plan_keys(plan)
         if self.dry_run is None:  # a dry run's plan goes into dry-run.json, never over a run's plan.json
             self.rundir.write_json('plan.json', self.plan)
+
+    @staticmethod
+    def _set_aside_of(resume):
+        return [a for a in resume.get('set_aside') or [] if isinstance(a, dict)]
+
+    def _resumed(self, resume):
+        """The earlier records of a resumed plan that pass the checks of a new record; the lines the
+        run_state lookup set aside (resume.set_aside) and any record failing them here are listed as
+        invalid (results.json, the report's invalid list), never analysed or rendered."""
+        for item in self._set_aside_of(resume):
+            errors = [str(e) for e in item.get('errors') or []] or ['not a valid record']
+            self.invalid.append(dict(host=str((item.get('record') or {}).get('host') or '?') if isinstance(
+                item.get('record'), dict) else '?', task='results.jsonl line %s (resumed)' % item.get('line'),
+                errors=errors, record=item.get('record')))
+        kept = []
+        for rec in resume.get('records') or []:
+            errors = record_problems(rec, stored=True)
+            if errors:
+                self.invalid.append(dict(host=str(rec.get('host') or '?') if isinstance(rec, dict) else '?',
+                                         task='resumed record', errors=errors, record=rec))
+                self._display.warning('benchlab.bench.report: resumed record set aside: %s' % printable('; '.join(errors)))
+            else:
+                kept.append(rec)
+        return kept
 
     def _progress(self, run):
         """One line per run started: `[cell 3/24] fio randread on guest-2 (loop, bridged) — elapsed
@@ -510,6 +536,18 @@ class CallbackModule(CallbackBase):
             self.write_dry_run()
             return
         self.write_report(status='complete')
+        self._fail_when_unwritten(stats)
+
+    def _fail_when_unwritten(self, stats):
+        """A report file that could not be written fails the run visibly: ansible-playbook exits 1
+        (after every file that could be written, and the history, are stored). A play that failed on
+        its own already exits non-zero and is left to do so."""
+        failed = any((getattr(stats, 'failures', None) or {}).values()) or any((getattr(stats, 'dark', None) or {}).values())
+        if not self.unwritten or failed:
+            return
+        self._display.error('benchlab.bench.report: the run fails: %s not written (see above); what was written '
+                            'is kept' % ', '.join(self.unwritten))
+        raise SystemExit(1)
 
     def _meta(self, status):
         finished = datetime.datetime.now(datetime.timezone.utc)
@@ -549,6 +587,19 @@ class CallbackModule(CallbackBase):
         except Exception as e:  # pylint: disable=broad-except
             self._display.warning('benchlab.bench.report: run %s not stored in the history: %s' % (self.rundir.run_id, e))
 
+    def _analysis(self, errors):
+        """(analysis, report files not to render). An analysis that fails is an error like a
+        renderer's: results.json (with an empty analysis naming the error), results.csv and the
+        history keep every record; report.md, report.html and pivot.csv, which would show nothing,
+        are not written."""
+        try:
+            return analyze(self.records, self.plan, self.sysinfo, pivot=self.get_option('pivot'),
+                           baseline_by=self.get_option('baseline_by')), ('results.json',)
+        except Exception as e:  # pylint: disable=broad-except
+            failed = ValueError('the analysis failed (%s: %s)' % (type(e).__name__, e))
+            errors.extend((name, failed) for name in ('report.md', 'report.html'))
+            return (dict(benchmarks=[], error=str(failed)), ('results.json', 'report.md', 'report.html', 'pivot.csv'))
+
     def write_report(self, status):
         """results.json first (with every record), then the history, then the other files: a
         renderer that fails costs neither the history nor the other files."""
@@ -556,17 +607,17 @@ class CallbackModule(CallbackBase):
             return self.write_dry_run()
         self.reported = True
         self._flush()  # appends that failed earlier: one more try
-        analysis = analyze(self.records, self.plan, self.sysinfo, pivot=self.get_option('pivot'),
-                           baseline_by=self.get_option('baseline_by'))
+        errors, paths = [], {}
+        analysis, skip = self._analysis(errors)
         meta = self._meta(status)
         doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)
-        errors, paths = [], {}
         try:
             paths['results.json'] = self.rundir.write_text('results.json', results_json(doc))
         except Exception as e:  # pylint: disable=broad-except
             errors.append(('results.json', e))
         self._store_history(doc)
-        paths.update(write_reports(self.rundir, doc, errors=errors, skip=('results.json',)))
+        paths.update(write_reports(self.rundir, doc, errors=errors, skip=skip))
+        self.unwritten = [name for name, _e in errors]
         for name, e in errors:
             self._display.error('benchlab.bench.report: %s not written: %s: %s (results.jsonl and the history hold '
                                 'the records)' % (os.path.join(self.rundir.path, name), type(e).__name__, e))

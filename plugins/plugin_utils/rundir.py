@@ -100,10 +100,10 @@ def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES, set
     return dict(path=path, checked=probe_dir, free_bytes=free)
 
 
-def read_jsonl(path):
+def read_jsonl(path, numbered=False):
     """(records, problems) of a JSON-lines file: every line that is a JSON object is a record; a
     line that is not JSON, or JSON but not an object, is skipped and named (file and line number)
-    in `problems`. A missing file is ([], [])."""
+    in `problems`. A missing file is ([], []). With `numbered`, records are (line number, record)."""
     records, problems = [], []
     if not os.path.isfile(path):
         return records, problems
@@ -126,7 +126,7 @@ def read_jsonl(path):
         if not isinstance(obj, dict):
             problems.append('%s line %d: JSON but not an object (%s), skipped' % (path, i + 1, type(obj).__name__))
             continue
-        records.append(obj)
+        records.append((i + 1, obj) if numbered else obj)
     return records, problems
 
 
