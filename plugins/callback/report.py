@@ -165,8 +165,8 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (His
 from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
-                                                                            new_run_id)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, RunLock,
+                                                                            check_output_dir, new_run_id)
 
 # The plan play of playbooks/bench.yml asserts this is empty (it holds the preflight's error).
 PREFLIGHT_ENV = 'BENCHLAB_PREFLIGHT_ERROR'
@@ -217,6 +217,7 @@ class CallbackModule(CallbackBase):
         self.dry_run = None  # a DryRun in check mode
         self.preflight_error = None
         self.unwritten = []  # report files the end of the play could not write (the run then fails)
+        self.lock = None  # the run directory's RunLock, held for the play's lifetime
         self._repaired = set()  # files of a run directory checked for a partial last line
         self._pending = []  # (name, obj) appends that failed, written again before the next one
         self._pid = os.getpid()
@@ -244,7 +245,8 @@ class CallbackModule(CallbackBase):
 
     def _preflight(self):
         """The checks before any host is touched: a valid run id, an output directory and a
-        history directory that take files and have free space, a run id no other controller owns.
+        history directory that take files and have free space, a run id no other controller owns
+        and no other running play holds (the run directory's lock, held from here to the end).
         The first problem is exported in BENCHLAB_PREFLIGHT_ERROR (for the plan play to assert)
         and shown as an error."""
         if not self.preflight_error:
@@ -255,11 +257,24 @@ class CallbackModule(CallbackBase):
                     check_output_dir(os.path.dirname(history), 'benchlab history directory', HISTORY_MIN_FREE,
                                      'BENCHLAB_HISTORY_DB')
                     check_run_id(history, self.rundir.run_id, controller_fingerprint(self.rundir.path)[0])
+                self._lock_run()
             except (OutputDirError, HistoryError) as e:
                 self.preflight_error = 'benchlab.bench.report: %s' % e
         os.environ[PREFLIGHT_ENV] = self.preflight_error or ''
         if self.preflight_error:
             self._display.error('%s (nothing is run: fix it and start again)' % self.preflight_error)
+
+    def _lock_run(self):
+        """Hold the run directory's lock (plugin_utils/rundir.py RunLock) until the play ends: a
+        second play with this run id is refused (RunInUse) before any host is touched."""
+        if self.lock is None or self.lock.rundir is not self.rundir:
+            self._unlock_run()
+            self.lock = RunLock(self.rundir)
+        self.lock.acquire()
+
+    def _unlock_run(self):
+        if self.lock is not None:
+            self.lock.release()
 
     # -- collecting -------------------------------------------------------------------------
 
@@ -373,7 +388,7 @@ class CallbackModule(CallbackBase):
         into that run's directory and start from the earlier records that still count."""
         resume = plan.get('resume') if isinstance(plan.get('resume'), dict) else None
         if resume and resume.get('run_id') and resume['run_id'] != self.rundir.run_id and not self.records:
-            self.rundir = RunDir(self.rundir.base, resume['run_id'])
+            self._switch_run(resume['run_id'])
         if resume:  # records that arrived before the plan are new: never among the earlier ones
             self.records = self._resumed(resume) + self.records
             self._display.display('benchlab: resuming run %s: %d run(s) already measured, %d to go' % (
@@ -384,6 +399,21 @@ class CallbackModule(CallbackBase):
         self.keys = plan_keys(plan)
         if self.dry_run is None:  # a dry run's plan goes into dry-run.json, never over a run's plan.json
             self.rundir.write_json('plan.json', self.plan)
+
+    def _switch_run(self, run_id):
+        """Write into the resumed run's directory (bench_resume), holding its lock instead of this
+        play's own. Another play holding it (the plan play's run_state check refuses that first)
+        keeps this play in its own directory, saying so: two plays never write one run."""
+        previous, lock = self.rundir, self.lock
+        self.rundir, self.lock = RunDir(previous.base, run_id), None
+        try:
+            self._lock_run()
+        except OutputDirError as e:
+            self.rundir, self.lock = previous, lock
+            self._display.error('benchlab.bench.report: %s; this play keeps writing run %s' % (e, previous.run_id))
+            return
+        if lock is not None:
+            lock.release()
 
     @staticmethod
     def _set_aside_of(resume):
@@ -501,10 +531,13 @@ class CallbackModule(CallbackBase):
         atexit.register(self._at_exit)
 
     def _on_signal(self, signum, frame):
-        if os.getpid() == self._pid and not self.reported:
+        # nothing measured and no plan (an import killed before its records arrived): nothing stored
+        if os.getpid() == self._pid and not self.reported and (self.records or self.plan):
             self._display.display('benchlab: %s received, writing the report of what was measured' % (
                 signal.Signals(signum).name), color=C.COLOR_WARN)
             self._write_safely('interrupted')
+        if os.getpid() == self._pid:
+            self._unlock_run()  # Ansible's handler (and the default action) end the process without atexit
         previous = self._chained.get(signum)
         if callable(previous):
             return previous(signum, frame)
@@ -519,6 +552,8 @@ class CallbackModule(CallbackBase):
     def _at_exit(self):
         if os.getpid() == self._pid and not self.reported and (self.records or self.plan):
             self._write_safely('interrupted')
+        if os.getpid() == self._pid:
+            self._unlock_run()
 
     def _write_safely(self, status):
         try:
@@ -531,11 +566,14 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_stats(self, stats):
         if not (self.records or self.invalid or self.plan):
+            self._unlock_run()
             return  # nothing ran (bench.yml stops at its first task when the preflight failed)
         if self.dry_run is not None:
             self.write_dry_run()
+            self._unlock_run()
             return
         self.write_report(status='complete')
+        self._unlock_run()
         self._fail_when_unwritten(stats)
 
     def _fail_when_unwritten(self, stats):

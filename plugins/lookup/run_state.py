@@ -15,6 +15,10 @@ description:
   - A line of C(results.jsonl) that is not valid JSON (the last one, when the machine died while
     writing it), or JSON but not an object, is skipped, counted and named (file and line number) in
     a warning, never fatal. The report callback repairs a partial last line before it appends.
+  - A run that a running play holds (its run directory's lock, which the report callback holds for
+    the play's lifetime) is named in RV(_raw[].in_use) (the holder's pid, host and start, and the
+    message); the plan of C(playbooks/bench.yml) refuses to resume it. The calling play's own lock
+    does not count.
   - Every record read back goes through the validation of a new record (the record schema, every
     number finite, metric names, units and label names as names); one that fails is set aside
     (RV(_raw[].set_aside)), named with its line number and errors in a warning, and never counted,
@@ -73,6 +77,10 @@ _raw:
     unreadable_lines:
       description: Lines of C(results.jsonl) that were not a JSON object and were skipped.
       type: int
+    in_use:
+      description:
+        - Null, or the play that holds the run now (C(pid), C(host), C(since), C(message)).
+      type: dict
     problems:
       description: One message per skipped or set-aside line (file, line number, why).
       type: list
@@ -88,7 +96,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, read_jsonl
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, in_use_message, lock_holder, read_jsonl
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import checked_records
 
 display = Display()
@@ -106,7 +114,10 @@ class LookupModule(LookupBase):
             except ValueError as e:
                 raise AnsibleLookupError('run_state: %s' % e)
             state = dict(run_id=run_id, path=path, found=False, plan=None, records=[], set_aside=[], unreadable_lines=0,
-                         problems=[])
+                         problems=[], in_use=None)
+            holder = lock_holder(path)
+            if holder is not None:
+                state['in_use'] = dict(holder, message=in_use_message(run_id, holder))
             jsonl = os.path.join(path, 'results.jsonl')
             if os.path.isfile(jsonl):
                 state['found'] = True
