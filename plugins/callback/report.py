@@ -12,8 +12,8 @@ version_added: 0.1.0
 description:
   - Collects every C(bench_result) (and C(bench_results)) a task returns (with C(bench_result_hosts), the
     host of each of C(bench_results), from C(benchlab.bench.import_results)), validates it against the
-    collection's record schema and appends it to C(results.jsonl) in the run directory the moment it
-    arrives.
+    collection's record schema (and that every number is finite and every label name a name) and
+    appends it to C(results.jsonl) in the run directory the moment it arrives.
   - At the end of the playbook writes, all from one analysis, C(results.json) (records, environment,
     plan and analysis; valid against the collection's C(results-v1.json) schema), C(results.csv) (one
     row per record and metric), C(report.md) and C(report.html) (one self-contained file with inline
@@ -38,7 +38,16 @@ description:
     asserts. Every record is appended whole and fsynced the moment it arrives; a C(results.jsonl)
     whose last line was cut short is repaired (complete records kept, the dropped bytes named)
     before the next append; files are replaced by an fsynced rename; the history is stored before
-    the reports are rendered, so a renderer that fails costs neither the history nor the other files.
+    the reports are rendered, so a renderer that fails costs neither the history nor the other files;
+    it fails the run (ansible-playbook exits 1 unless the play already failed).
+  - One play writes a run. The callback holds a lock on the run directory (C(.benchlab-run.lock), an
+    flock naming its pid, host and start) from the start of the play to its end; a play with a run
+    id another running play holds is refused before any host is touched. A play that wrote nothing
+    leaves no run directory.
+  - Records of a resumed run (C(bench_plan.resume.records)) pass the checks of a new record (the
+    record schema, finite numbers, label names as names); the lines the C(benchlab.bench.run_state)
+    lookup set aside (C(resume.set_aside)) and any record failing them are listed in
+    C(results.json) as invalid, never analysed or rendered.
   - A dry run (C(ansible-playbook --check)) is never taken for a run. The callback writes the plan
     instead (C(dry-run.json) and a C(report.md) headed DRY RUN, and a DRY RUN section on the
     terminal) with, per host and run, the command each benchmark would run, the paths and devices it
