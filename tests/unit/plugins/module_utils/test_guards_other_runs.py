@@ -10,7 +10,6 @@ run's id, seen before the measurement or while the tool runs, makes the record n
 that run. Found by that mark only: a process merely named like a benchmark tool, or with
 "benchlab" on its command line, is not another run; this run's own processes never count."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -20,28 +19,13 @@ import time
 
 import pytest
 
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core < 2.19 (`make compat` runs the unit tests under 2.16)
-    import contextlib
-
-    from ansible.module_utils import basic
-
-    @contextlib.contextmanager
-    def patch_module_args(args):
-        saved = basic._ANSIBLE_ARGS
-        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode()
-        try:
-            yield
-        finally:
-            basic._ANSIBLE_ARGS = saved
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils import benchrun, guards
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import OWNER_ENV, OtherRuns, apply_guards, owner_mark
+from ansible_collections.benchlab.bench.tests.unit.plugins.modules.helper import patch_module_args
 
 
 @pytest.fixture

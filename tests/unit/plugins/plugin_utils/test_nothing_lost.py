@@ -290,17 +290,24 @@ def bench_ok(cb, rec, host='localhost'):
     cb.v2_runner_on_ok(CallbackResult(host, CallbackTask('Benchmark dd', 'benchlab.bench.dd'), {'bench_result': rec}))
 
 
-def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeypatch):
-    cb = callback()
+def planned(cb, *values):
+    """The plan arrives, then one dd record per value."""
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
                                       {'ansible_facts': {'bench_plan': PLAN}}))
-    bench_ok(cb, record(100.0))
-    bench_ok(cb, record(101.0))
+    for value in values:
+        bench_ok(cb, record(value))
+    return cb
 
+
+def raising(exc):
     def broken(*args, **kwargs):
-        raise RuntimeError('renderer exploded')
+        raise exc
+    return broken
 
-    monkeypatch.setattr(reports, 'render_html', broken)
+
+def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeypatch):
+    cb = planned(callback(), 100.0, 101.0)
+    monkeypatch.setattr(reports, 'render_html', raising(RuntimeError('renderer exploded')))
     with pytest.raises(SystemExit) as exited:   # the run fails visibly: ansible-playbook exits 1
         cb.v2_playbook_on_stats(AggregateStats())
     assert exited.value.code == 1
@@ -316,11 +323,8 @@ def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeyp
 
 
 def test_a_failed_play_keeps_its_own_exit_code_when_a_renderer_fails(callback, monkeypatch):
-    cb = callback()
-    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
-                                      {'ansible_facts': {'bench_plan': PLAN}}))
-    bench_ok(cb, record(100.0))
-    monkeypatch.setattr(reports, 'render_html', lambda *a, **k: 1 / 0)
+    cb = planned(callback(), 100.0)
+    monkeypatch.setattr(reports, 'render_html', raising(ZeroDivisionError('division by zero')))
     stats = AggregateStats()
     stats.increment('failures', 'localhost')
     cb.v2_playbook_on_stats(stats)   # no SystemExit: Ansible exits 2 for the failed host itself
@@ -331,17 +335,9 @@ def test_an_analysis_that_fails_keeps_results_json_csv_and_history_and_fails_the
     """The analysis raising (as one Infinity did before records were checked for finite numbers):
     results.json, results.csv and the history keep both records; report.md/html are not written over
     with an empty report; ansible-playbook exits 1."""
-    cb = callback()
-    cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
-                                      {'ansible_facts': {'bench_plan': PLAN}}))
-    bench_ok(cb, record(100.0))
-    bench_ok(cb, record(101.0))
-
-    def broken(*args, **kwargs):
-        raise ValueError('not a finite number: inf')
-
     from ansible_collections.benchlab.bench.plugins.callback import report
-    monkeypatch.setattr(report, 'analyze', broken)
+    cb = planned(callback(), 100.0, 101.0)
+    monkeypatch.setattr(report, 'analyze', raising(ValueError('not a finite number: inf')))
     with pytest.raises(SystemExit) as exited:
         cb.v2_playbook_on_stats(AggregateStats())
     assert exited.value.code == 1
