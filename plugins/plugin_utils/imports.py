@@ -96,10 +96,10 @@ def load_manifest(path):
     """(manifest, directory its files are relative to), validated. ImportProblem otherwise."""
     try:
         text = read_confined(path, None).decode('utf-8')
+    except UnicodeDecodeError as e:   # a ValueError too: first
+        raise ImportProblem(['cannot read %s: not UTF-8 text (%s at byte %d)' % (path, e.reason, e.start)])
     except ValueError as e:
         raise ImportProblem(['manifest %s' % e])
-    except UnicodeDecodeError as e:
-        raise ImportProblem(['cannot read %s: not UTF-8 text (%s at byte %d)' % (path, e.reason, e.start)])
     try:
         manifest = yaml.safe_load(text)
     except yaml.YAMLError as e:

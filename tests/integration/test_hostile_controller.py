@@ -21,14 +21,13 @@ import hashlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
 import yaml
 
-from conftest import BIN, FILES, REPO, load_run, run, run_dirs
+from conftest import BIN, REPO, load_run, run, run_dirs
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import OWNER_ENV
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs

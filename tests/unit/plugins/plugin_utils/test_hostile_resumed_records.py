@@ -108,8 +108,8 @@ def test_the_run_state_lookup_returns_valid_records_and_names_the_set_aside_line
     (state,) = lookup.run(['r1'], variables={})
     assert [r['repetition'] for r in state['records']] == [1, 99]
     assert [a['line'] for a in state['set_aside']] == list(range(2, 2 + len(CASES)))
-    assert len(warnings) == len(CASES) and all(' line %d: not a valid record, set aside' % (i + 2) in w
-                                                for i, w in enumerate(warnings))
+    assert len(warnings) == len(CASES)
+    assert all(' line %d: not a valid record, set aside' % (i + 2) in w for i, w in enumerate(warnings))
     assert not any(c in w for w in warnings for c in '\r\n\x1b')   # the terminal sees escapes, not control characters
 
 
@@ -150,4 +150,3 @@ def test_a_forged_record_is_never_rendered_and_the_report_step_completes(case, h
         assert 'HYPERLINK' not in text.split('Invalid records')[0] and '=1+1' not in text.split('Invalid records')[0]
     assert json.loads((run_dir / 'plan.json').read_text())['resume'].get('set_aside_lines') == (
         [2] if how == 'set-aside-by-the-lookup' else [])
-
