@@ -327,8 +327,18 @@ class RunLock(object):
         return self.fd is not None
 
     def acquire(self):
+        """Hold the lock; RunInUse when a running play holds it, OutputDirError when the lock file
+        cannot be made (a symlink in its place, a run directory that takes no files)."""
         if self.fd is not None:
             return
+        try:
+            self._acquire()
+        except OSError as e:
+            raise OutputDirError('run directory %s: cannot take its lock %s (%s): remove what is in the way or '
+                                 'choose another run id (BENCHLAB_RUN_ID)' % (
+                                     self.rundir.path, LOCK_NAME, e.strerror or e))
+
+    def _acquire(self):
         made = [p for p in (self.rundir.base, self.rundir.path) if not os.path.isdir(p)]
         self.rundir.ensure()
         path = os.path.join(self.rundir.path, LOCK_NAME)

@@ -18,8 +18,8 @@ import textwrap
 import pytest
 from ansible.executor.stats import AggregateStats
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (LOCK_NAME, RunDir, RunInUse, RunLock,
-                                                                            lock_holder)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (LOCK_NAME, OutputDirError, RunDir, RunInUse,
+                                                                            RunLock, lock_holder)
 from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask
 
 from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_nothing_lost import PLAN, callback  # noqa: F401  pylint: disable=unused-import
@@ -128,7 +128,7 @@ def test_a_lock_file_that_is_a_symlink_is_not_followed(tmp_path):
     victim = tmp_path / 'victim.txt'
     victim.write_text('keep me\n')
     os.symlink(str(victim), os.path.join(rundir.path, LOCK_NAME))
-    with pytest.raises(OSError):
+    with pytest.raises(OutputDirError, match='cannot take its lock .benchlab-run.lock'):
         RunLock(rundir).acquire()
     assert victim.read_text() == 'keep me\n'
 
