@@ -29,7 +29,6 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.compat import TargetModuleAction, benchmark_args
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_duration, progress_line
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
@@ -37,6 +36,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDi
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
     Outcome, by_name, failed_run, phase_args, records_of, run_guards, run_title, stamp)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import record_problems
 
 display = Display()
 
@@ -287,7 +287,7 @@ class ActionModule(TargetModuleAction):
     def _store(self, rec):
         """Store a valid record in the report callback's results.jsonl the moment its run ended (False:
         no callback, or the callback stores it when the task's result arrives)."""
-        if not self._session.get('path') or validate_record(rec):
+        if not self._session.get('path') or record_problems(rec):
             return False
         try:
             written = RunDir(self._session['base'], self._session['run_id']).append_jsonl(
