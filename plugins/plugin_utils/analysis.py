@@ -10,6 +10,8 @@ n is the number of repetitions (plugin_utils/measurements.py): the records of on
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import (
+    evidence_denies_elision, evidence_rates, explain_cell, merge_flags)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (
     ADDITIVE_UNITS, TOGETHER_MIN, duplicate_flag, measurements, together)
@@ -42,7 +44,7 @@ def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None):
         steps.extend(step_aggregates(bench, measured))
     _flag_zero_elision(out, keys)
     return dict(benchmarks=out, baseline_by=baseline_by or None, overview=overview(out), steps=steps,
-                pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs))
+                pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs) + evidence_rates(runs))
 
 
 def _collect(records):
@@ -210,6 +212,9 @@ def _flag_cells(bench, measured, plan_cells, environment):
         dup = duplicate_flag(recs)
         if dup:
             c['flags'].append(dup)
+        # every number explained: the evidence of the runs' observations (plugin_utils/explain.py)
+        c['explained'], evidence = explain_cell(recs)
+        merge_flags(c['flags'], evidence)
 
 
 def _flag_zero_elision(benchmarks, keys):
@@ -217,7 +222,7 @@ def _flag_zero_elision(benchmarks, keys):
         for c in zero['cells']:
             other = next((o for o in real['cells'] if o['cell'] == c['cell']), None)
             flag = zero_elision_flag(c, other, zero['primary'], real['name']) if other else None
-            if flag:
+            if flag and not evidence_denies_elision(c.get('explained')):   # the evidence decides first
                 c['flags'].append(flag)
 
 
