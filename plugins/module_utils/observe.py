@@ -646,8 +646,9 @@ def limited_by(observed):
     Saturated (>= 90 %), in this order: the tool's own CPU (one core's worth: a single-threaded
     tool at its limit) or all cores busy mostly with the tool; a link at its known speed or shaping
     rate; a device layer (the deepest saturated one: it holds up those above it); all cores busy
-    mostly with other processes. Nothing saturated: the busiest of these (saturated false). None
-    without figures."""
+    mostly with other work (kernel threads working for the run, such as a file system compressing
+    its writes, or other processes). Nothing saturated: the busiest of these (saturated false).
+    None without figures."""
     if not observed:
         return None
     cands = []      # (figure, rank, depth, resource, name)
@@ -658,7 +659,7 @@ def limited_by(observed):
     busy, cores = cpu.get('busy_pct_mean'), cpu.get('cores') or 1
     if busy is not None:
         mostly_tool = tool is not None and tool / float(cores) >= busy / 2.0
-        cands.append((busy, 0 if mostly_tool else 3, 0, 'cpu', 'all cores' if mostly_tool else 'other processes'))
+        cands.append((busy, 0 if mostly_tool else 3, 0, 'cpu', 'all cores'))
     for n in observed.get('net') or []:
         if n.get('util_pct_mean') is not None:
             cands.append((n['util_pct_mean'], 1, 0, 'link', n['name']))

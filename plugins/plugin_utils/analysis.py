@@ -267,7 +267,7 @@ def overview(benchmarks):
             worse = bool(s.get('significant')) and d is not None and (d < 0 if s['better'] == 'higher' else d > 0)
             rows.append(dict(benchmark=b['name'], cell=c['cell'], baseline=c['baseline_cell'], metric=m, unit=s['unit'],
                              better=s['better'], delta_pct=d, ci_pct=s.get('ci_pct'), significant=s.get('significant'),
-                             p=s.get('p'), worse=worse, n=s['n']))
+                             p=s.get('p'), worse=worse, n=s['n'], explained=(c.get('explained') or {}).get('line')))
     return rows
 
 

@@ -191,6 +191,26 @@ def evidence_rates(runs):
             for code in EVIDENCE_CODES]
 
 
+# The evidence columns of results.csv (one value each per record; empty without an observation).
+CSV_COLUMNS = ('limited_by', 'limited_by_pct', 'device', 'device_util_pct', 'bytes_per_byte_written',
+               'bytes_per_byte_read', 'cpu_busy_pct', 'tool_cpu_pct', 'steal_pct', 'evidence')
+
+
+def record_figures(rec):
+    """The CSV_COLUMNS values of one record (None where it has no such figure)."""
+    obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else None
+    if not obs:
+        return (None,) * len(CSV_COLUMNS)
+    lim = run_limiter(rec) or {}
+    dev = _first_device(obs) or {}
+    w, r = write_figures(obs), read_figures(obs)
+    cpu = obs.get('cpu') or {}
+    return ('%s %s' % (lim['resource'], lim['name']) if lim else None, lim.get('figure'), dev.get('name'),
+            dev.get('util_pct_mean'), round(w[2] / float(w[0]), 4) if w else None,
+            round(r[2] / float(r[0]), 4) if r else None, cpu.get('busy_pct_mean'), cpu.get('tool_cpu_pct'),
+            cpu.get('steal_pct'), ' '.join(v['code'] for v in run_verdicts(rec)) or None)
+
+
 # ---- one cell ----------------------------------------------------------------------------------
 
 def _median(values):
@@ -233,6 +253,8 @@ def explain_cell(records, has_bonnie_cpu=False):
             else 'not observed (observation off, or records from before it)'
         return {'line': why, 'observed': 0, 'of': len(records)}, []
     limiter = cell_limiter(observed)
+    if limiter and limiter['resource'] == 'cpu' and limiter['name'] == 'all cores':
+        limiter['mostly_tool'] = _mostly_tool(observed)
     written, read = _bytes_line(observed, 'write'), _bytes_line(observed, 'read')
     per_code = {}
     for r in observed:
@@ -248,9 +270,10 @@ def explain_cell(records, has_bonnie_cpu=False):
         verdicts.append({'code': code, 'message': message, 'figure': round(figure, 4), 'unit': fired[0]['unit'],
                          'runs': len(fired), 'of': len(observed)})
         flags.append({'code': code, 'message': message})
+    median = _median_run(observed)
     out = {'line': _line(limiter, written, read, per_code, len(observed)), 'limiter': limiter, 'written': written,
            'read': read, 'verdicts': verdicts, 'observed': len(observed), 'of': len(records),
-           'median_series': _median_series(observed)}
+           'median_series': median['observed'].get('series'), 'stack': stack_figures(median['observed'])}
     return out, flags
 
 
@@ -295,7 +318,8 @@ def _limiter_text(l):
     if l['resource'] == 'cpu' and l['name'] == 'tool':
         what = 'the tool\'s CPU, %s of a core' % fig
     elif l['resource'] == 'cpu':
-        what = '%s, %s busy' % (l['name'], fig)
+        what = 'all cores, %s busy%s' % (fig, '' if l.get('mostly_tool') else
+                                         ' (mostly other work than the tool: kernel threads or other processes)')
     elif l['resource'] == 'link':
         what = '%s, %s of its rate' % (l['name'], fig)
     else:
@@ -305,13 +329,37 @@ def _limiter_text(l):
     return 'limited by %s%s' % (what, agree)
 
 
-def _median_series(records):
-    """The series id of the median repetition (by duration), or None."""
-    have = [r for r in records if r['observed'].get('series')]
-    if not have:
-        return None
-    have.sort(key=lambda r: (r.get('duration_s') is None, r.get('duration_s') or 0))
-    return have[(len(have) - 1) // 2]['observed']['series']
+def _mostly_tool(records):
+    """Whether the tool itself kept the cores busy in most observed runs."""
+    votes = []
+    for r in records:
+        cpu = r['observed'].get('cpu') or {}
+        if cpu.get('tool_cpu_pct') is not None and cpu.get('busy_pct_mean'):
+            votes.append(cpu['tool_cpu_pct'] / float(cpu.get('cores') or 1) >= cpu['busy_pct_mean'] / 2.0)
+    return bool(votes) and sum(votes) * 2 > len(votes)
+
+
+def _median_run(records):
+    """The median repetition (by duration) of the observed records."""
+    ordered = sorted(records, key=lambda r: (r.get('duration_s') is None, r.get('duration_s') or 0))
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def stack_figures(observed):
+    """The layer stack of one run with each block device's bytes and utilisation during its window:
+    [{layer, name, kind, above, read_bytes, write_bytes, util_pct_mean}] (bytes only for devices)."""
+    devices = dict((d['name'], d) for d in observed.get('devices') or [])
+    out = []
+    for layer in observed.get('stack') or []:
+        entry = dict((k, layer.get(k)) for k in ('layer', 'name', 'kind', 'above'))
+        for extra in ('fstype', 'backing_file', 'offset'):
+            if layer.get(extra) not in (None, 0, ''):
+                entry[extra] = layer[extra]
+        d = devices.get(layer['name']) if layer.get('kind') not in ('path', 'file', 'directory', 'filesystem') else None
+        if d:
+            entry.update(read_bytes=d['read_bytes'], write_bytes=d['write_bytes'], util_pct_mean=d.get('util_pct_mean'))
+        out.append(entry)
+    return out
 
 
 def evidence_denies_elision(explained):

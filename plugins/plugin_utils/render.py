@@ -228,7 +228,8 @@ def side_by_side(b):
             s = c['metrics'].get(m)
             entries.append(None if s is None else dict(stat=fmt_stat(s), vs=fmt_vs(s), range=fmt_range(s), summary=s))
         rows.append(dict(metric=m, unit=_unit(b, m), better=_better(b, m), entries=entries))
-    return dict(columns=[c['cell'] for c in cells], notes=[column_note(b, c) for c in cells], rows=rows)
+    return dict(columns=[c['cell'] for c in cells], notes=[column_note(b, c) for c in cells], rows=rows,
+                explained=[(c.get('explained') or {}).get('line') for c in cells])
 
 
 def baseline_text(b):
@@ -533,15 +534,15 @@ def _md_overview(rows):
     out = ['## Overview: the cost of each layer', '',
            'Each cell vs its baseline: the difference of the benchmark\'s main metric in %% with its 95%% CI '
            '(axis ±%.0f %%: │ is no difference, ━ the CI, ● significant, ○ within noise).' % scale, '',
-           '| benchmark | cell | vs | metric | Δ %% [95%% CI] | ±%.0f %% | verdict |' % scale,
-           '|---|---|---|---|---:|:---:|---|']
+           '| benchmark | cell | vs | metric | Δ %% [95%% CI] | ±%.0f %% | verdict | explained |' % scale,
+           '|---|---|---|---|---:|:---:|---|---|']
     for r in rows:
         verdict = {'worse': '**significantly worse**', 'better': '**significantly better**',
                    'noise': 'within noise', 'unknown': 'too little data (n < 2)'}[forest_kind(r)]
         plot = '—' if r['delta_pct'] is None else '`%s`' % forest_bar(r, scale)
-        out.append('| %s | %s | %s | %s | %s %s | %s | %s |' % (
+        out.append('| %s | %s | %s | %s | %s %s | %s | %s | %s |' % (
             _md(r['benchmark']), _md(r['cell']), _md(r['baseline']), _md(r['metric']), fmt_delta(r['delta_pct']),
-            fmt_ci_pct(r), plot, verdict))
+            fmt_ci_pct(r), plot, verdict, _md(r.get('explained') or '—')))
     return out + ['']
 
 
@@ -601,6 +602,8 @@ def _md_benchmark(part):
         cells = ['—' if e is None else e['stat'] + ((' ' + e['vs']) if e['vs'] else '')
                  + ((' [%s]' % e['range']) if e['range'] else '') for e in r['entries']]
         lines.append('| %s (%s)%s | ' % (_md(r['metric']), _md(r['unit']), _arrow(r['better'])) + ' | '.join(cells) + ' |')
+    if any(t.get('explained') or ()):   # every number explained (plugin_utils/explain.py)
+        lines.append('| explained | ' + ' | '.join(_md(x or '—') for x in t['explained']) + ' |')
     for table in part['tables']:
         lines += ['', '%s (%s):' % (_md(table['title']), _md(table['note'])), '']
         lines += _md_table([h for h, _n in table['columns']], table['rows'], [n for _h, n in table['columns']])
