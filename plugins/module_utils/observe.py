@@ -654,7 +654,7 @@ def limited_by(observed):
     cands = []      # (figure, rank, depth, resource, name)
     cpu = observed.get('cpu') or {}
     tool = cpu.get('tool_cpu_pct')
-    if tool is not None:
+    if tool is not None and tool <= 110.0:   # one core's worth; a tool on several cores: all cores below
         cands.append((min(tool, 100.0), 0, 0, 'cpu', 'tool'))
     busy, cores = cpu.get('busy_pct_mean'), cpu.get('cores') or 1
     if busy is not None:
