@@ -11,8 +11,9 @@ Per run (``run_verdicts``), each with its figures:
   bytes the tool wrote (its /proc/<pid>/io write_bytes less what it cancelled), and the rest is not
   waiting in the page cache (Dirty + Writeback at the end): zero blocks skipped, compression, dedup;
 - ``write_amplified``: more than 1.5 times them (journal, DRBD meta-data, thin/qcow2 allocation, RAID);
-- ``served_from_cache``: a read (the tool made storage write less than a tenth of what it read)
-  whose devices delivered less than a tenth of the bytes it read;
+- ``served_from_cache``: a read (dd's read test, or a record with read figures and none for writes,
+  whose tool made storage write less than a tenth of what it read) whose first device delivered
+  less than a tenth of the bytes the tool read;
 - ``device_bound``: a device layer >= 90 % busy; ``cpu_bound``: the tool >= 90 % of a core, or all
   cores >= 90 % busy mostly with the tool; ``link_bound``: an interface at >= 90 % of its known speed
   or shaping rate; ``steal``: >= 5 % of the CPU time stolen;
@@ -85,6 +86,19 @@ def read_figures(observed):
     return read, dev, dev['read_bytes']
 
 
+def is_read(rec):
+    """Whether a record measured reads of the storage (dd's read test; a tool whose record has read
+    figures and no write figures): only then is what its tool read a read of the storage (a write
+    test reads its source from /dev/urandom or a tmpfs)."""
+    if rec.get('tool') == 'dd':
+        return rec.get('test') == 'read'
+    metrics = rec.get('metrics') or {}
+
+    def moved(prefix):
+        return any(k.startswith(prefix) and (m.get('value') or 0) > 0 for k, m in metrics.items() if isinstance(m, dict))
+    return moved('read_') and not moved('write_')
+
+
 def _pending(observed):
     mem = observed.get('memory') or {}
     return (mem.get('dirty_end_bytes') or 0) + (mem.get('writeback_end_bytes') or 0)
@@ -116,7 +130,7 @@ def run_verdicts(rec):
             out.append(_verdict(WRITE_AMPLIFIED, '%s bytes reached %s per byte written (%.1fx: journal, meta-data, '
                                                  'allocation or RAID)' % (_fmt(ratio), dev['name'], ratio),
                                 ratio, 'bytes/byte', dev['name']))
-    r = read_figures(obs)
+    r = read_figures(obs) if is_read(rec) else None
     if r:
         read, dev, delivered = r
         ratio = delivered / float(read)
@@ -131,7 +145,7 @@ def run_verdicts(rec):
                             d['util_pct_mean'], '%', d['name']))
     cpu = obs.get('cpu') or {}
     tool_pct, all_pct, cores = cpu.get('tool_cpu_pct'), cpu.get('busy_pct_mean'), cpu.get('cores') or 1
-    if tool_pct is not None and tool_pct >= SATURATED_PCT:
+    if tool_pct is not None and SATURATED_PCT <= tool_pct <= 110.0:    # one thread at a core's limit
         out.append(_verdict(CPU_BOUND, 'the tool used %s of a core' % _pct(tool_pct), tool_pct, '%', 'tool'))
     elif all_pct is not None and all_pct >= SATURATED_PCT and tool_pct is not None and tool_pct / cores >= all_pct / 2:
         out.append(_verdict(CPU_BOUND, 'all %d cores %s busy, mostly with the tool' % (cores, _pct(all_pct)),
@@ -203,7 +217,7 @@ def record_figures(rec):
         return (None,) * len(CSV_COLUMNS)
     lim = run_limiter(rec) or {}
     dev = _first_device(obs) or {}
-    w, r = write_figures(obs), read_figures(obs)
+    w, r = write_figures(obs), read_figures(obs) if is_read(rec) else None
     cpu = obs.get('cpu') or {}
     return ('%s %s' % (lim['resource'], lim['name']) if lim else None, lim.get('figure'), dev.get('name'),
             dev.get('util_pct_mean'), round(w[2] / float(w[0]), 4) if w else None,
@@ -235,7 +249,11 @@ def cell_limiter(records):
 
 
 def _bytes_line(records, kind):
-    figs = [f for f in ((write_figures if kind == 'write' else read_figures)(r['observed']) for r in records) if f]
+    if kind == 'write':
+        figs = [write_figures(r['observed']) for r in records]
+    else:
+        figs = [read_figures(r['observed']) for r in records if is_read(r)]
+    figs = [f for f in figs if f]
     if not figs:
         return None
     ratio = _median([reached / float(total) for total, _dev, reached in figs])
