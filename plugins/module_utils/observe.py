@@ -229,8 +229,20 @@ def exited_totals(pid, proc='/proc'):
     st = parse_pid_stat(_read(os.path.join(proc, str(pid), 'stat')))
     if st is None:
         return None
-    return {'cpu_ticks': st['utime'] + st['stime'] + st['cutime'] + st['cstime'],
-            'io': parse_pid_io(_read(os.path.join(proc, str(pid), 'io')))}
+    out = {'cpu_ticks': st['utime'] + st['stime'] + st['cutime'] + st['cstime'],
+           'io': parse_pid_io(_read(os.path.join(proc, str(pid), 'io')))}
+    sched = parse_schedstat(_read(os.path.join(proc, str(pid), 'schedstat')))
+    if sched:
+        out['sched_ns'] = sched
+    return out
+
+
+def parse_schedstat(text):
+    """/proc/<pid>/schedstat -> (ns on a CPU, ns waiting for one) of the process's main thread, or None."""
+    f = (text or '').split()
+    if len(f) < 2 or not (f[0].isdigit() and f[1].isdigit()):
+        return None
+    return int(f[0]), int(f[1])
 
 
 def link_speed_mbit(name, sysfs='/sys'):
@@ -537,6 +549,10 @@ def _cpu(first, last, window, ticks, tool, peaks):
     if tool is not None:
         out['tool_cpu_pct'] = _r(tool['cpu_ticks'] / float(ticks) / window * 100.0)
         out['tool_cpu_s'] = round(tool['cpu_ticks'] / float(ticks), 2)
+        if tool.get('sched_ns'):
+            # the tool's main thread on a CPU or waiting for one: near 100 % is a CPU-bound thread, also
+            # on a machine where others took part of the CPU (what it waited is not its own CPU time)
+            out['tool_runnable_pct'] = _r(min(100.0, sum(tool['sched_ns']) / 1e9 / window * 100.0))
     elif 'tool' in first and 'tool' in last:
         out['tool_cpu_pct'] = _r((last['tool'] - first['tool']) / float(ticks) / window * 100.0)
     if 'tool' in peaks:
@@ -644,7 +660,8 @@ def limited_by(observed):
     """The resource that limited the run: {resource, name, figure, unit, saturated}.
 
     Saturated (>= 90 %), in this order: the tool's own CPU (one core's worth: a single-threaded
-    tool at its limit) or all cores busy mostly with the tool; a link at its known speed or shaping
+    tool at its limit, or its main thread on a CPU or waiting for one that much of the window) or
+    all cores busy mostly with the tool; a link at its known speed or shaping
     rate; a device layer (the deepest saturated one: it holds up those above it); all cores busy
     mostly with other work (kernel threads working for the run, such as a file system compressing
     its writes, or other processes). Nothing saturated: the busiest of these (saturated false).
@@ -655,7 +672,8 @@ def limited_by(observed):
     cpu = observed.get('cpu') or {}
     tool = cpu.get('tool_cpu_pct')
     if tool is not None and tool <= 110.0:   # one core's worth; a tool on several cores: all cores below
-        cands.append((min(tool, 100.0), 0, 0, 'cpu', 'tool'))
+        # its main thread on a CPU or waiting for one counts: under competition it gets less than a core
+        cands.append((max(min(tool, 100.0), cpu.get('tool_runnable_pct') or 0.0), 0, 0, 'cpu', 'tool'))
     busy, cores = cpu.get('busy_pct_mean'), cpu.get('cores') or 1
     if busy is not None:
         mostly_tool = tool is not None and tool / float(cores) >= busy / 2.0

@@ -14,8 +14,9 @@ Per run (``run_verdicts``), each with its figures:
 - ``served_from_cache``: a read (dd's read test, or a record with read figures and none for writes,
   whose tool made storage write less than a tenth of what it read) whose first device delivered
   less than a tenth of the bytes the tool read;
-- ``device_bound``: a device layer >= 90 % busy; ``cpu_bound``: the tool >= 90 % of a core, or all
-  cores >= 90 % busy mostly with the tool; ``link_bound``: an interface at >= 90 % of its known speed
+- ``device_bound``: a device layer >= 90 % busy; ``cpu_bound``: the tool >= 90 % of a core (or its
+  main thread on a CPU or waiting for one >= 90 % of the window: a CPU-bound thread that others
+  kept from a whole core), or all cores >= 90 % busy mostly with the tool; ``link_bound``: an interface at >= 90 % of its known speed
   or shaping rate; ``steal``: >= 5 % of the CPU time stolen;
 - ``host_busy``: the hypervisor host (``observed.host``, sampled there at the same time) >= 90 %
   busy with work that is not the guest's, or one of its devices the guest does not use >= 90 % busy.
@@ -145,8 +146,13 @@ def run_verdicts(rec):
                             d['util_pct_mean'], '%', d['name']))
     cpu = obs.get('cpu') or {}
     tool_pct, all_pct, cores = cpu.get('tool_cpu_pct'), cpu.get('busy_pct_mean'), cpu.get('cores') or 1
+    runnable = cpu.get('tool_runnable_pct')
     if tool_pct is not None and SATURATED_PCT <= tool_pct <= 110.0:    # one thread at a core's limit
         out.append(_verdict(CPU_BOUND, 'the tool used %s of a core' % _pct(tool_pct), tool_pct, '%', 'tool'))
+    elif tool_pct is not None and tool_pct <= 110.0 and (runnable or 0) >= SATURATED_PCT:
+        # a CPU-bound thread on a machine where others took part of the CPU
+        out.append(_verdict(CPU_BOUND, 'the tool was on a CPU or waiting for one %s of the time (it got %s of a '
+                                       'core)' % (_pct(runnable), _pct(tool_pct)), runnable, '%', 'tool'))
     elif all_pct is not None and all_pct >= SATURATED_PCT and tool_pct is not None and tool_pct / cores >= all_pct / 2:
         out.append(_verdict(CPU_BOUND, 'all %d cores %s busy, mostly with the tool' % (cores, _pct(all_pct)),
                             all_pct, '%', 'all cores'))

@@ -10,8 +10,8 @@ as the observer does. Stdlib only, so it runs inside a container or a guest as i
     capture_observe.py OUTDIR [--path PATH] [--skip NAME,...] -- COMMAND...
 
 Writes OUTDIR/before/<file>, OUTDIR/after/<file> (diskstats, stat, meminfo, net_dev, mountinfo,
-pressure_cpu, pressure_io, pressure_memory where the files exist), OUTDIR/tool.stat, OUTDIR/tool.io
-and OUTDIR/meta.json (the command, its exit code, the monotonic seconds between the two snapshots,
+pressure_cpu, pressure_io, pressure_memory where the files exist), OUTDIR/tool.stat, OUTDIR/tool.io,
+OUTDIR/tool.schedstat and OUTDIR/meta.json (the command, its exit code, the monotonic seconds between the two snapshots,
 SC_CLK_TCK, the kernel, the path's st_dev and the files that were missing).
 """
 
@@ -57,7 +57,7 @@ def main(argv):
     missing = snapshot(outdir, 'before', skip)
     proc = subprocess.Popen(command, start_new_session=True)
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
-    for name in ('stat', 'io'):
+    for name in ('stat', 'io', 'schedstat'):
         with open('/proc/%d/%s' % (proc.pid, name)) as f:
             text = f.read()
         with open(os.path.join(outdir, 'tool.%s' % name), 'w') as f:

@@ -20,7 +20,7 @@ import pytest
 from ansible_collections.benchlab.bench.plugins.module_utils import observe
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
     Observer, limited_by, parse_cpu_stat, parse_diskstats, parse_meminfo_keys, parse_net_dev, parse_pid_io,
-    parse_pid_stat, parse_pressure, parse_tc_rates, series, summarize, virtualised_sources)
+    parse_pid_stat, parse_pressure, parse_schedstat, parse_tc_rates, series, summarize, virtualised_sources)
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'observe'
@@ -239,3 +239,22 @@ def test_limited_by_without_figures():
 def test_route_interface_of_loopback():
     assert observe.route_interfaces('127.0.0.1') == ['lo']
     assert observe.route_interfaces('no-such-host.invalid') == []
+
+
+def test_a_cpu_bound_tool_from_its_zombie():
+    """bzip2 -9 (host-bzip2): its CPU and its main thread's time on a CPU or waiting for one."""
+    m = meta('host-bzip2')
+    sched = parse_schedstat(text('host-bzip2', 'tool.schedstat'))
+    assert sched and sched[0] > sched[1]
+    st = parse_pid_stat(text('host-bzip2', 'tool.stat'))
+    assert st['comm'] == 'bzip2'
+    tool = {'cpu_ticks': st['utime'] + st['stime'] + st['cutime'] + st['cstime'], 'io': {}, 'sched_ns': sched}
+    samples = []
+    for which, t in (('before', 0.0), ('after', m['window_s'])):
+        d = FIXTURES / 'host-bzip2' / which
+        samples.append({'t': t, 'cpu': parse_cpu_stat((d / 'stat').read_text()), 'disk': {}, 'mem': {}, 'net': {}})
+    obs, _ser = summarize(samples, [], 1.0, m['clk_tck'], tool=tool)
+    assert obs['cpu']['tool_runnable_pct'] == round(min(100.0, sum(sched) / 1e9 / m['window_s'] * 100), 1)
+    assert obs['cpu']['tool_runnable_pct'] >= 90 and obs['cpu']['tool_cpu_pct'] >= 90
+    assert limited_by(obs)['resource'] == 'cpu' and limited_by(obs)['name'] == 'tool'
+    assert parse_schedstat('') is None and parse_schedstat('x y') is None

@@ -103,6 +103,11 @@ def test_device_cpu_link_steal_and_host_busy():
     assert v['code'] == 'device_bound' and v['message'] == 'vda 97 % busy, 4.20 ms per I/O'
     cpu = observed(cpu={'tool_cpu_pct': 99.1})
     assert [(v['code'], v['message']) for v in run_verdicts(rec(obs=cpu))] == [('cpu_bound', 'the tool used 99 % of a core')]
+    # under competition: the tool got 61 % of a core but was on one or waiting for one 97 % of the time
+    starved = observed(cpu={'tool_cpu_pct': 61.0, 'tool_runnable_pct': 97.0})
+    assert [v['message'] for v in run_verdicts(rec(obs=starved))] == [
+        'the tool was on a CPU or waiting for one 97 % of the time (it got 61 % of a core)']
+    assert codes(rec(obs=observed(cpu={'tool_cpu_pct': 61.0, 'tool_runnable_pct': 70.0}))) == []
     many = observed(cpu={'tool_cpu_pct': 190.0, 'busy_pct_mean': 97.0, 'cores': 2})
     assert run_verdicts(rec(obs=many))[0]['message'] == 'all 2 cores 97 % busy, mostly with the tool'
     others = observed(cpu={'tool_cpu_pct': 5.0, 'busy_pct_mean': 99.0, 'cores': 2})
