@@ -407,7 +407,7 @@ class Observer(object):
             last['tool'] = tool['cpu_ticks']     # the exited tool's own total: exact
         self._add(last)
         return summarize(self.samples, self.layers, self.interval, self.ticks, tool=tool, peaks=self.peaks,
-                         interfaces=self.interfaces, link_rates=self.link_rates, missing=self._missing(),
+                         interfaces=self.interfaces, link_rates=self.link_rates, missing=self.missing_sources(),
                          observer_cpu_s=self.own_cpu_s, sysfs=self.sys.sysfs)
 
     def cancel(self):
@@ -415,7 +415,7 @@ class Observer(object):
         if self._thread is not None:
             self._thread.join()
 
-    def _missing(self):
+    def missing_sources(self):
         """The sources this machine does not show, or shows virtualised."""
         s = self.sys
         out = []
@@ -481,6 +481,11 @@ def _track_peaks(peaks, a, b, ticks):
         if prev:
             mbit = max(row['rx_bytes'] - prev['rx_bytes'], row['tx_bytes'] - prev['tx_bytes']) * 8 / 1e6 / dt
             peaks[('net', name)] = max(peaks.get(('net', name), 0.0), mbit)
+            # the intervals the link carried traffic in (the tool's start and end are no link time)
+            if mbit > 0.1:
+                active = peaks.setdefault(('net_active', name), [0.0, 0.0])
+                active[0] += mbit * dt
+                active[1] += dt
     if 'tool' in a and 'tool' in b:
         pct = (b['tool'] - a['tool']) / float(ticks) / dt * 100.0
         peaks['tool'] = max(peaks.get('tool', 0.0), pct)
@@ -592,11 +597,15 @@ def _net(first, last, window, interfaces, link_rates, peaks, sysfs):
         limit = min([x for x in (speed, rate) if x] or [0]) or None
         mean = max(d['rx_bytes'], d['tx_bytes']) * 8 / 1e6 / window
         peak = peaks.get(('net', name))
+        active = peaks.get(('net_active', name))
+        busy = active[0] / active[1] if active and active[1] > 0 else None
         out.append({'name': name, 'rx_bytes': d['rx_bytes'], 'tx_bytes': d['tx_bytes'],
                     'rx_packets': d['rx_packets'], 'tx_packets': d['tx_packets'],
                     'drops': d['rx_drop'] + d['tx_drop'], 'errors': d['rx_errs'] + d['tx_errs'],
                     'mbit_mean': _r(mean, 2), 'mbit_max': _r(peak, 2), 'speed_mbit': speed, 'rate_mbit': rate,
+                    'mbit_active': _r(busy, 2), 'active_s': _r(active[1], 2) if active else 0.0,
                     'util_pct_mean': _r(_pct(mean, limit)) if limit else None,
+                    'util_pct_active': _r(_pct(busy, limit)) if limit and busy is not None else None,
                     'util_pct_max': _r(_pct(peak, limit)) if limit and peak is not None else None})
     return out
 
@@ -656,6 +665,14 @@ def series(samples, ticks=100, interval_s=DEFAULT_INTERVAL_S, max_points=MAX_POI
 
 # ---- the verdict on one run ---------------------------------------------------------------------
 
+def link_util(net):
+    """A link's utilisation while it carried traffic (util_pct_active: the tool's start-up and end are
+    no link time), else over the whole window; None without a known speed or rate."""
+    if net.get('util_pct_active') is not None:
+        return net['util_pct_active']
+    return net.get('util_pct_mean')
+
+
 def limited_by(observed):
     """The resource that limited the run: {resource, name, figure, unit, saturated}.
 
@@ -679,8 +696,9 @@ def limited_by(observed):
         mostly_tool = tool is not None and tool / float(cores) >= busy / 2.0
         cands.append((busy, 0 if mostly_tool else 3, 0, 'cpu', 'all cores'))
     for n in observed.get('net') or []:
-        if n.get('util_pct_mean') is not None:
-            cands.append((n['util_pct_mean'], 1, 0, 'link', n['name']))
+        util = link_util(n)
+        if util is not None:
+            cands.append((util, 1, 0, 'link', n['name']))
     for d in observed.get('devices') or []:
         if d.get('util_pct_mean') is not None:
             cands.append((d['util_pct_mean'], 2, d.get('layer', 0), 'device', d['name']))
@@ -693,6 +711,59 @@ def limited_by(observed):
         best = sorted(cands, key=lambda c: (-c[0], c[1], -c[2]))[0]
     return {'resource': best[3], 'name': best[4], 'figure': round(best[0], 1), 'unit': '%',
             'saturated': best[0] >= SATURATED_PCT}
+
+
+# ---- a sampler of its own (the benchlab.bench.observe module) ---------------------------------------
+
+SAMPLES_FILE = 'samples.jsonl'
+STATE_FILE = 'state.json'
+
+
+def sampler_loop(workdir, state, clock=time.monotonic, wall=time.time):
+    """The body of a detached sampler (modules/observe.py forks it): waits until state['start_at']
+    (Unix time) if given, then appends one snapshot per interval to <workdir>/samples.jsonl until
+    SIGTERM (the stop: one last snapshot right then) or state['max_s'] seconds."""
+    import json
+    import signal
+    obs = Observer(state['interval_s'], state.get('layers'), interfaces=state.get('interfaces'),
+                   link_rates=state.get('link_rates'))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
+    if state.get('start_at'):
+        stop.wait(max(0.0, state['start_at'] - wall()))
+    deadline = clock() + float(state.get('max_s') or 3600)
+    path = os.path.join(workdir, SAMPLES_FILE)
+    with open(path, 'a') as f:
+        while True:
+            snap = obs.snapshot()
+            snap['observer_cpu_s'] = obs.own_cpu_s
+            f.write(json.dumps(snap, separators=(',', ':')) + '\n')
+            f.flush()
+            if stop.is_set() or clock() >= deadline:
+                break
+            stop.wait(min(obs.interval, max(0.0, deadline - clock())))
+
+
+def read_samples(workdir):
+    """The samples a detached sampler wrote (a line cut short by its end is left out)."""
+    import json
+    out = []
+    for line in (_read(os.path.join(workdir, SAMPLES_FILE)) or '').splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def summarize_samples(samples, state, sysfs='/sys'):
+    """(observed, series) of a detached sampler's window, or (None, None) with fewer than two samples."""
+    if len(samples) < 2:
+        return None, None
+    ticks = os.sysconf('SC_CLK_TCK') if hasattr(os, 'sysconf') else 100
+    return summarize(samples, state.get('layers') or [], state['interval_s'], ticks,
+                     interfaces=state.get('interfaces') or (), link_rates=state.get('link_rates'),
+                     missing=state.get('missing'), observer_cpu_s=samples[-1].get('observer_cpu_s'), sysfs=sysfs)
 
 
 def target_layers(target, root='/'):

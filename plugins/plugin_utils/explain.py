@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import statistics
 
-from ansible_collections.benchlab.bench.plugins.module_utils.observe import SATURATED_PCT, limited_by
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import SATURATED_PCT, limited_by, link_util
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
     CPU_BOUND, DEVICE_BOUND, EVIDENCE_CODES, HOST_BUSY, LINK_BOUND, SERVED_FROM_CACHE, STEAL, WRITE_AMPLIFIED,
     WRITES_ELIDED)
@@ -157,11 +157,12 @@ def run_verdicts(rec):
         out.append(_verdict(CPU_BOUND, 'all %d cores %s busy, mostly with the tool' % (cores, _pct(all_pct)),
                             all_pct, '%', 'all cores'))
     for n in obs.get('net') or []:
-        if (n.get('util_pct_mean') or 0) >= SATURATED_PCT:
+        util = link_util(n)
+        if (util or 0) >= SATURATED_PCT:
             limit = min(x for x in (n.get('speed_mbit'), n.get('rate_mbit')) if x)
+            rate = n.get('mbit_active') if n.get('util_pct_active') is not None else n.get('mbit_mean')
             out.append(_verdict(LINK_BOUND, '%s at %s of %s Mbit/s (%s)' % (
-                n['name'], _fmt(n['mbit_mean'], 1), _fmt(limit, 0), _pct(n['util_pct_mean'])),
-                n['util_pct_mean'], '%', n['name']))
+                n['name'], _fmt(rate or 0, 1), _fmt(limit, 0), _pct(util)), util, '%', n['name']))
     if (cpu.get('steal_pct') or 0) >= STEAL_PCT:
         out.append(_verdict(STEAL, '%s of the CPU time stolen by the hypervisor' % _pct(cpu['steal_pct']),
                             cpu['steal_pct'], '%'))
