@@ -34,6 +34,7 @@ import subprocess
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
 from ansible_collections.benchlab.bench.plugins.module_utils.layers import Sys
+from ansible_collections.benchlab.bench.plugins.module_utils.layers import sorted_listdir as _listdir
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo, unescape_octal
 
 OPTION_DESTRUCTIVE = 'destructive: true'
@@ -86,13 +87,6 @@ def major_minor(path):
 
 
 # ---- sysfs --------------------------------------------------------------------------------------
-
-def _listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
-
 
 def _read(path):
     return read_text(path, '').strip()

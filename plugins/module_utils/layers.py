@@ -62,11 +62,15 @@ def _int(text):
     return int(text) if text.isdigit() else None
 
 
-def _listdir(path):
+def sorted_listdir(path):
+    """The names in directory `path`, sorted; [] when it cannot be read."""
     try:
         return sorted(os.listdir(path))
     except OSError:
         return []
+
+
+_listdir = sorted_listdir
 
 
 class Sys(object):

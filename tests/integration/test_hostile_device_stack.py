@@ -26,7 +26,6 @@ Every loop device, partition node, mount, swap area and process is released in `
 an assertion fails. Runs under the shared live lock; about 25 s in all.
 """
 
-import hashlib
 import os
 import struct
 import subprocess
@@ -36,6 +35,7 @@ import tempfile
 import pytest
 
 from conftest import module
+from test_devguard_live import sha256 as sha256_file   # of a device or a file
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='needs root for loop devices, mounts and swap')
 
@@ -44,14 +44,6 @@ MiB = 1024 * 1024
 
 def sh(*argv):
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=True).stdout.strip()
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for chunk in iter(lambda: f.read(MiB), b''):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class Stack:
