@@ -74,9 +74,9 @@ options:
   observe_interval_s:
     description:
       - Seconds between the samples of the run's observation on the target, from right before the tool
-        starts to right after it exited: the block devices of the layer stack under the run's path (or the
-        devices it writes) down to the disks (C(/proc/diskstats): bytes, I/Os, utilisation, average wait,
-        queue), the CPUs (user, system, iowait, steal, irq), the tool's own process tree, memory (Dirty,
+        starts to right after it exited. Observed are the block devices of the layer stack under the run's
+        path (or the devices it writes) down to the disks (from C(/proc/diskstats) their bytes, I/Os,
+        utilisation, average wait and queue), the CPUs (user, system, iowait, steal, irq), the tool's own process tree, memory (Dirty,
         Writeback, Cached), pressure (C(/proc/pressure), where the kernel has it) and the network
         interfaces in the path. Each record gets the summary as C(observed) and the resource that
         limited the run as C(limited_by); the module's result gets the time series as

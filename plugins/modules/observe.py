@@ -69,7 +69,6 @@ options:
   run_key:
     description: The run key written into the owner marker; O(state=stopped) must name the same.
     type: str
-    no_log: false
   keep:
     description: Keep the state directory (its samples) after the stop.
     type: bool

@@ -13,6 +13,7 @@ inline SVG, no script, every text escaped.
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
@@ -156,8 +157,8 @@ def _lines_chart(title, t, lines, unit, cap=None):
              '<line class="axis" x1="%d" y1="%.1f" x2="%d" y2="%.1f"/>' % (PAD_L, 6 + plot_h, SERIES_W - 6, 6 + plot_h),
              '<text x="%d" y="12" text-anchor="end">%s</text>' % (PAD_L - 4, _e(_tick(top))),
              '<text x="%d" y="%.1f" text-anchor="end">0</text>' % (PAD_L - 4, 6 + plot_h),
-             '<text x="%d" y="%.1f" text-anchor="end" class="muted">%s s</text>' % (SERIES_W - 6, 6 + plot_h + 13,
-                                                                                  _e(_tick(span_t))),
+             '<text x="%d" y="%.1f" text-anchor="end" class="muted">%s s</text>' % (
+                 SERIES_W - 6, 6 + plot_h + 13, _e(_tick(span_t))),
              '<text x="%d" y="%.1f" class="muted">%s</text>' % (PAD_L, 6 + plot_h + 13, _e(unit))]
     legend_x = PAD_L + 40
     for i, (label, vs) in enumerate(lines[:MAX_LINES]):
@@ -176,8 +177,8 @@ def _nums(values):
     """The numbers of a stored series (anything else, such as text a changed file holds, as a gap)."""
     if not isinstance(values, list):
         return []
-    return [v if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float('inf')
-            else None for v in values]
+    return [v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+            for v in values]
 
 
 def _tick(v):

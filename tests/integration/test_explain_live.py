@@ -131,7 +131,7 @@ def test_device_bound_through_a_throttled_disk_below(env, undo, tmp_path):
     img_dev = os.stat('/var/tmp').st_dev
     cg = BLKIO / ('benchlab-explain-%d' % os.getpid())
     cg.mkdir()
-    undo.append(lambda: cg.rmdir())
+    undo.append(cg.rmdir)
     (cg / 'blkio.throttle.write_bps_device').write_text('%d:%d %d\n' % (os.major(img_dev), os.minor(img_dev), 8 * MiB))
     # the module (and dd, its child) in the cgroup: the loop device's writes to its image are charged to it
     env = dict(env)
@@ -183,9 +183,9 @@ def shaped_link(undo):
             server.kill()
             server.wait()
     undo.append(stop_server)
-    for _ in range(50):
+    for _attempt in range(50):
         if subprocess.run(['ip', 'netns', 'exec', ns, 'ss', '-ltn', 'sport = :%d' % port], capture_output=True,
-                          text=True).stdout.count('LISTEN'):
+                          text=True, check=False).stdout.count('LISTEN'):
             break
         time.sleep(0.1)
 

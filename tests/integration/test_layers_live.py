@@ -66,8 +66,8 @@ def test_ext4_on_a_loop_over_a_file_down_to_the_disk(undo, tmp_path):
     fs, loop, backing = layers[1], layers[2], layers[3]
     assert fs['fstype'] == 'ext4' and fs['mountpoint'] == str(mnt)
     st = os.stat(dev)
-    assert loop['name'] == os.path.basename(dev) and loop['major_minor'] == '%d:%d' % (os.major(st.st_rdev),
-                                                                                      os.minor(st.st_rdev))
+    assert loop['name'] == os.path.basename(dev)
+    assert loop['major_minor'] == '%d:%d' % (os.major(st.st_rdev), os.minor(st.st_rdev))
     assert loop['backing_file'] == img and loop['offset'] == MiB and loop['size_bytes'] == 31 * MiB
     assert backing['name'] == img
     # below the image: the file system that holds /var/tmp, by the image's own st_dev

@@ -71,7 +71,7 @@ def test_started_then_stopped_sees_what_happened_in_between(env, ext4_loop, tmp_
     assert loop['write_bytes'] >= 24 * MiB and obs['samples'] >= 3 and obs['window_s'] >= 1.0
     assert obs['series'] in res['bench_observed'] and 'tool' not in obs
     assert res['signalled'] and res['signalled'][0]['pid'] == pid
-    for _ in range(30):
+    for _attempt in range(30):
         if not alive(pid):
             break
         time.sleep(0.1)

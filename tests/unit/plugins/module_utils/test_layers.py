@@ -21,7 +21,7 @@ import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import stack_usage
 from ansible_collections.benchlab.bench.plugins.module_utils.layers import (
-    Sys, block_layers, device_stack, layer_stack, path_stack)
+    Sys, block_layers, device_stack, layer_stack)
 
 
 class Tree:
@@ -302,7 +302,7 @@ def test_a_loop_over_a_partition_of_a_disk_in_use_below(tree):
     tree.loop('loop5', '7:5', '/dev/sdc1', offset=1 << 20, sectors=2048)
     tree.swap('/dev/sdc1')
     problems = stack_usage('7:5', str(tree.sys), tree.write() + '/proc',
-                           resolve=lambda p: {'/dev/sdc1': '8:33'}.get(p))
+                           resolve={'/dev/sdc1': '8:33'}.get)
     assert texts(problems) == ('/dev/loop5, a loop device over /dev/sdc1 (bytes 1048576-2097151 of it): /dev/sdc1 is '
                                'active swap: swapoff /dev/sdc1')
 

@@ -11,7 +11,6 @@ disk under the loop device's image received at least that; the container with lx
 and 2 GiB and says its /proc files are virtualised."""
 
 import json
-import os
 import shutil
 from pathlib import Path
 

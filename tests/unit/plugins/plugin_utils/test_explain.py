@@ -89,8 +89,8 @@ def test_served_from_cache_and_a_read_from_the_device():
     read = observed(tool={'rchar': 64 * MiB, 'write_bytes': 0, 'wchar': 64 * MiB},
                     devices={'loop1': {'read_bytes': 64 * MiB, 'write_bytes': 0}})
     assert codes(rec(obs=read, test='read')) == []
-    cached = observed(tool={'rchar': 64 * MiB, 'write_bytes': 0}, devices={'loop1': {'read_bytes': 128 * 1024,
-                                                                                       'write_bytes': 0}})
+    cached = observed(tool={'rchar': 64 * MiB, 'write_bytes': 0},
+                      devices={'loop1': {'read_bytes': 128 * 1024, 'write_bytes': 0}})
     (v,) = run_verdicts(rec(obs=cached, test='read'))
     assert v['code'] == 'served_from_cache' and v['message'].startswith('0.00 bytes came from loop1 per byte read')
     # a write whose source was read from a tmpfs is no read: nothing about the cache
@@ -154,7 +154,7 @@ def test_unobserved_and_imported_cells_say_so():
 
 
 def test_elided_cell_line():
-    runs = [rec(obs=observed(devices={'loop1': {'write_bytes': MiB // 2}})) for _ in range(3)]
+    runs = [rec(obs=observed(devices={'loop1': {'write_bytes': MiB // 2}})) for _i in range(3)]
     ex, _flags = explain_cell(runs)
     assert '0.02 bytes on loop1 per byte written: writes elided' in ex['line']
 
@@ -234,10 +234,9 @@ def test_html_draws_the_stack_and_the_series_and_stays_inert():
     obs['stack'][2]['name'] = 'loop1<script>alert(1)</script>'
     records = [rec(obs=obs, cell='c1'), rec(obs=observed(), cell='c2')]
     analysis = analyze(records)
-    series = {'a1b2c3d4e5f6': {'v': 1, 't': [0.0, 1.0, 2.0], 'devices': {'loop1': {'write_mbs': [30.0, 'x'],
-                                                                                  'read_mbs': [0.0, 1.0]},
-                                                                        '<b>vda</b>': {'write_mbs': [1.0, 2.0],
-                                                                                       'read_mbs': [0.0, 0.0]}},
+    devices = {'loop1': {'write_mbs': [30.0, 'x'], 'read_mbs': [0.0, 1.0]},
+               '<b>vda</b>': {'write_mbs': [1.0, 2.0], 'read_mbs': [0.0, 0.0]}}
+    series = {'a1b2c3d4e5f6': {'v': 1, 't': [0.0, 1.0, 2.0], 'devices': devices,
                                'cpu': {'busy_pct': [20.0, 80.0], 'tool_pct': [10.0, 15.5], 'iowait_pct': [0, 0]}}}
     html = render_html(analysis, {'run_id': 'r1'}, series=series)
     assert '<script' not in html and '&lt;script&gt;' in html and '<b>vda' not in html
