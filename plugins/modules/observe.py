@@ -202,10 +202,10 @@ def stop(module, p):
     real = os.path.realpath(workdir)
     if not os.path.basename(real).startswith('%s%s-' % (PREFIX, TOOL)) or not os.path.isdir(real):
         module.fail_json(msg='id: %s is no benchlab observe state directory' % workdir)
-    doc = read_marker(real)
+    doc, reason = read_marker(real)
     if doc is None or not marker_matches(doc, p['run_id'], p['run_key']):
-        module.fail_json(msg='id: %s has no benchlab owner marker of run id %r and run key %r: not ours, left alone'
-                             % (workdir, p['run_id'], p['run_key']))
+        module.fail_json(msg='id: %s has no benchlab owner marker of run id %r and run key %r (%s): not ours, left '
+                             'alone' % (workdir, p['run_id'], p['run_key'], reason or 'another run\'s marker'))
     if module.check_mode:
         module.exit_json(changed=False)
     signalled = stop_recorded(doc.get('pgid'), doc.get('pid_start'), real, grace=5.0)

@@ -464,7 +464,8 @@ def test_observed_stack_and_series_render_in_chromium(small_run, tmp_path):
                                       session=session)['result']['value'])
     finally:
         browser.close()
-    assert dom['stacks'] == 4 and dom['stackBoxes'] >= 4 * 3          # path, file system, device at least
+    # path, file system and disk under /var/tmp; path and file system on the tmpfs
+    assert dom['stacks'] == 4 and dom['stackBoxes'] == 2 * 3 + 2 * 2, dom
     # per cell a CPU chart, and a device chart where the path has a block device (rootfs; not tmpfs)
     assert dom['series'] == 4 + 2 and dom['lines'] >= 4 + 2, dom
     assert dom['explainedRows'] == 2 and len(dom['explainedCells']) == 4
