@@ -23,7 +23,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDi
 ARGUMENT_SPEC = dict(
     baseline=dict(type='str', required=True),
     candidate=dict(type='str', default='latest'),
-    history_db=dict(type='path'),
+    history_db=dict(type='str'),
     output_dir=dict(type='path'),
     regression_threshold=dict(type='float', default=5.0),
     fail_on_regression=dict(type='bool', default=False),
@@ -42,7 +42,10 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         if args['regression_threshold'] < 0:
             raise AnsibleActionFail('regression_threshold must be >= 0 (percent), got %s' % args['regression_threshold'])
-        db = history_db(args['history_db'], from_callback=True)
+        try:
+            db = history_db(args['history_db'], from_callback=True)
+        except HistoryError as e:
+            raise AnsibleActionFail('compare_runs: %s' % e)
         if db is None:
             raise AnsibleActionFail('the history is turned off (history_db=off): set history_db to the database '
                                     'the runs were stored in')

@@ -93,14 +93,22 @@ options:
         key: summary
   history_db:
     description:
-      - The SQLite history every finished run is stored in (by run id), for C(benchlab.bench.compare)
-        (C(playbooks/compare.yml)). A team share works (rollback journal and a busy timeout, no WAL); a
-        new file is created 0600, missing parent directories 0700.
+      - The history every finished run is stored in (by run id), for C(benchlab.bench.compare)
+        (C(playbooks/compare.yml)) and C(benchlab.bench.trend) - a path (an embedded SQLite file), a
+        PostgreSQL URL C(postgresql://USER@HOST:PORT/DBNAME) for a history a team shares (psycopg 3; the
+        password from C(PGPASSWORD), C(~/.pgpass) or a service file, never in the URL, where it is
+        refused), or V(off).
+      - A SQLite file is benchlab's own, on a local file system. A network file system (NFS, SMB/CIFS,
+        9p, sshfs and other FUSE) is refused, naming the PostgreSQL option; so are a symbolic link in its
+        place and a SQLite database without the mark of benchlab. A new file is created 0600, missing parent
+        directories 0700.
       - A run id belongs to the controller (host name and run directory) that stored it first; only a
         resume of that run on that controller may extend it; another controller reusing the run id is
         refused before any host is touched.
       - Default C($XDG_DATA_HOME/benchlab/history.sqlite), i.e. C(~/.local/share/benchlab/history.sqlite).
-        V(off) turns the history off. A failure to store is a warning; the run's files are kept.
+        V(off) turns the history off. A failure to store (a database lost mid-run) is an error that
+        names the command storing the run directory later (C(benchlab.bench.history)); the run's files
+        are kept.
     type: str
     env:
       - name: BENCHLAB_HISTORY_DB
@@ -164,8 +172,9 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.collection_info imp
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import DRY_RUN_STATUS, DryRun
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_markdown as render_dry_run_md
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_terminal as render_dry_run_terminal
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (HistoryError, check_run_id,
-                                                                             controller_fingerprint, store_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (HistoryError, controller_fingerprint,
+                                                                             store_later, store_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import preflight as history_preflight
 from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
@@ -255,9 +264,7 @@ class CallbackModule(CallbackBase):
                 check_output_dir(self.rundir.base, 'benchlab output directory')
                 history = history_db(self.get_option('history_db'))
                 if history and not self.dry_run:
-                    check_output_dir(os.path.dirname(history), 'benchlab history directory', HISTORY_MIN_FREE,
-                                     'BENCHLAB_HISTORY_DB')
-                    check_run_id(history, self.rundir.run_id, controller_fingerprint(self.rundir.path)[0])
+                    history_preflight(history, self.rundir.run_id, self.rundir.path, HISTORY_MIN_FREE)
             except (OutputDirError, HistoryError) as e:
                 self.preflight_error = 'benchlab.bench.report: %s' % e
         os.environ[PREFLIGHT_ENV] = self.preflight_error or ''
@@ -551,8 +558,9 @@ class CallbackModule(CallbackBase):
         self._display.display('benchlab dry run: %s (nothing stored in the history)' % report, color=C.COLOR_OK)
 
     def _store_history(self, doc):
-        """Store the run in the history; failing to store is an error on the terminal and never
-        costs the run's files."""
+        """Store the run in the history; failing to store is an error on the terminal, with the
+        command that stores the run directory later, and never costs the run's files."""
+        history = None
         try:
             history = history_db(self.get_option('history_db'))
             if history:
@@ -564,6 +572,10 @@ class CallbackModule(CallbackBase):
         except HistoryError as e:
             self._display.error('benchlab.bench.report: run %s not stored in the history: %s (the run directory %s '
                                 'holds every record)' % (self.rundir.run_id, e, self.rundir.path))
+            if history:
+                self._display.display('benchlab history: to store run %s later: %s' % (
+                    self.rundir.run_id, store_later(self.rundir.path, history, self.get_option('run_label'))),
+                    color=C.COLOR_WARN)
         except Exception as e:  # pylint: disable=broad-except
             self._display.warning('benchlab.bench.report: run %s not stored in the history: %s' % (self.rundir.run_id, e))
 

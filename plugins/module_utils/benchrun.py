@@ -54,7 +54,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
-    create_workdir, proc_start_time, remove_tree, stop_recorded, update_marker)
+    create_workdir, proc_start_time, remove_tree, stop_recorded, system_directory_problem, update_marker)
 
 PLACEHOLDER = 'XXXXXX'
 STOP_SIGNALS = ('SIGTERM', 'SIGHUP', 'SIGINT')
@@ -163,11 +163,15 @@ class BenchRun(object):
 
     def workdir_in(self, parent, name=None, keep=None):
         """A private work directory with its ownership marker in `parent` (a placeholder path in
-        check mode), removed at the end unless keep. Without `name` it is the run's work
+        check mode), removed at the end unless keep; refused when `parent` resolves to / or into a
+        directory of the operating system (workdir.system_directory_problem). Without `name` it is the run's work
         directory (``self.workdir``); with one (``benchlab-<name>-*``) an extra owned directory,
         such as dd's random source in /dev/shm."""
         keep = self.keep if keep is None else keep
         tool = name or self.tool
+        problem = system_directory_problem(parent)
+        if problem:
+            self.refuse(problem)
         if self.check_mode:
             path = os.path.join(parent, 'benchlab-%s-%s' % (tool, PLACEHOLDER))
         else:
@@ -295,7 +299,7 @@ class BenchRun(object):
         if obs is not None:
             obs.watch(proc.pid)
         if own_session:
-            self._running = (proc.pid, proc_start_time(proc.pid), self.workdir)
+            self._running = (proc.pid, proc_start_time(proc.pid))
             for path in owned:
                 update_marker(path, pgid=proc.pid, pid_start=self._running[1])
         observed = None
@@ -333,9 +337,9 @@ class BenchRun(object):
     def stop_tool(self):
         """Stop the running tool's recorded processes (failure or interrupt)."""
         if self._running:
-            pgid, start, workdir = self._running
+            pgid, start = self._running
             self._running = None
-            stop_recorded(pgid, start, workdir, grace=3.0)
+            stop_recorded(pgid, start, grace=3.0)
 
     # -- results --------------------------------------------------------------------------
 

@@ -38,10 +38,11 @@ options:
     default: latest
   history_db:
     description:
-      - The history database. By default the callback's C(history_db) setting (env
-        C(BENCHLAB_HISTORY_DB), ini C([callback_benchlab_report] history_db)), else
-        C($XDG_DATA_HOME/benchlab/history.sqlite) (C(~/.local/share/benchlab/history.sqlite)).
-    type: path
+      - The history - a SQLite file or a PostgreSQL URL C(postgresql://USER@HOST:PORT/DBNAME) (the
+        password from C(PGPASSWORD), C(~/.pgpass) or a service file). By default the callback's
+        C(history_db) setting (env C(BENCHLAB_HISTORY_DB), ini C([callback_benchlab_report] history_db)),
+        else C($XDG_DATA_HOME/benchlab/history.sqlite) (C(~/.local/share/benchlab/history.sqlite)).
+    type: str
   output_dir:
     description:
       - Directory that receives the comparison's run directory. By default the callback's
@@ -85,11 +86,11 @@ EXAMPLES = r'''
     regression_threshold: 5
     fail_on_regression: true
 
-- name: Compare two run ids from a team share, judging only the throughput
+- name: Compare two run ids of the team's PostgreSQL history, judging only the throughput
   benchlab.bench.compare_runs:
     baseline: 20261201T220000Z-4f2a1c
     candidate: 20261202T220000Z-9b0e33
-    history_db: /srv/team/benchlab/history.sqlite
+    history_db: postgresql://bench@db.example.com:5432/benchlab
     metrics: [throughput]
   register: cmp
 '''

@@ -10,6 +10,7 @@ import fractions
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import DEFAULTS as GUARD_DEFAULTS
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import system_directory_problem
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import MATRIX_SCHEMA_FILE, load_schema, matrix_problems
 
 DEFAULT_REPETITIONS = 3
@@ -53,6 +54,10 @@ def semantic_problems(matrix, inventory_hosts=None):
     if 'baseline' in matrix and matrix['baseline'] not in names:
         problems.append('bench_matrix.baseline: %r is not one of the cells (%s)' % (matrix['baseline'], ', '.join(map(str, names))))
     problems.extend(_label_key_problems(matrix))
+    for i, c in enumerate(cells):
+        problem = system_directory_problem(c['path'], resolve=False, device_paths=True) if c.get('path') else None
+        if problem:
+            problems.append('bench_matrix.cells[%d].path: %s' % (i, problem))
     for i, b in enumerate(matrix.get('benchmarks', [])):
         for j, c in enumerate(b.get('cells') or []):
             if c not in names:
@@ -263,9 +268,10 @@ def validate_matrix(matrix, inventory_hosts=None):
     problems = schema_problems(matrix)
     if not problems:
         problems = semantic_problems(matrix, inventory_hosts)
-    if not problems:    # fio job files named by the matrix: read and checked here, on the controller
-        from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import with_job_files
+    if not problems:    # fio job files and dbench load files named by the matrix: checked here, on the controller
+        from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import load_file_problems, with_job_files
         matrix, problems = with_job_files(matrix)
+        problems = problems + load_file_problems(matrix)
     if problems:
         raise MatrixError(problems)
     return matrix

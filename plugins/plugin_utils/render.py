@@ -155,6 +155,13 @@ def _flatten(value, prefix, out):
         out[prefix] = str(value)
 
 
+def flatten_environment(env):
+    """One cell's environment (sysinfo) as {dotted key: text}, as the environment table shows it."""
+    out = {}
+    _flatten(env, '', out)
+    return out
+
+
 def environment_table(environment, cell_order=()):
     """The environment per cell: {columns: [cell names], rows: [{key, values, differs}]}.
 

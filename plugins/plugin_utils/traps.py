@@ -8,7 +8,7 @@ analysis and every renderer (md, html, csv, terminal, json) take them from here.
 cell is {code, message}: the code for machines, a one-line message for people.
 
 Codes a target puts on its record (``flags``; module_utils/trapcodes.py): below_2x_ram, zero_data,
-not_quiet, source_on_test_storage. Codes decided from the evidence of a run's observation
+not_quiet, source_on_test_storage, unsafe_options. Codes decided from the evidence of a run's observation
 (plugin_utils/explain.py): writes_elided, write_amplified, served_from_cache, device_bound, cpu_bound,
 link_bound, steal, host_busy. Codes the analysis finds: faster_than_baseline, too_fast,
 cpu_bound, drbd_not_uptodate, gate_not_met, zero_elision (zeros significantly faster than real data
@@ -22,7 +22,7 @@ from __future__ import annotations
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
     BELOW_2X_RAM, DEVICE_BOUND, HOST_BUSY, LINK_BOUND, NOT_QUIET, SERVED_FROM_CACHE, SOURCE_ON_TEST_STORAGE, STEAL,
-    WRITE_AMPLIFIED, WRITES_ELIDED, ZERO_DATA, record_flags)
+    UNSAFE_OPTIONS, WRITE_AMPLIFIED, WRITES_ELIDED, ZERO_DATA, record_flags)
 
 # Found by the analysis on runs meant to run at once (plugin_utils/measurements.py).
 NOT_TOGETHER = 'not_together'
@@ -81,6 +81,11 @@ VOCABULARY = {
     SOURCE_ON_TEST_STORAGE: ('source read from the storage under test', (
         'The benchmark read its source data from the storage it measures (dd\'s random source did not fit in '
         '/dev/shm, or data_dir is on it): the reads compete with the writes. Set data_dir to a tmpfs with room.')),
+    UNSAFE_OPTIONS: ('unsafe options allowed', (
+        'The run was allowed (allow_unsafe_options) to use what benchlab refuses by default and cannot check: a fio '
+        'engine that writes more than the job\'s own files (e4defrag, network engines), a host object (cgroup), '
+        'a program, a path outside the work directory or an option fio\'s table does not classify. The record\'s '
+        'warnings name each one; what it touched is the user\'s responsibility.')),
     'duplicate_runs': ('duplicate records', (
         'One repetition arrived as several records: it is counted once (their mean), so n stays the number '
         'of repetitions. A re-run of the same repetition, or workers the tool did not aggregate.')),
@@ -89,7 +94,7 @@ VOCABULARY = {
 }
 
 # Codes a single run (record) carries: the report shows the fraction of runs each one flagged.
-RUN_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, NOT_TOGETHER)
+RUN_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, UNSAFE_OPTIONS, NOT_TOGETHER)
 
 
 def title(code):
@@ -163,6 +168,8 @@ _RUN_MESSAGES = {
     NOT_QUIET: 'other processes used the CPU (or another benchmark ran) during %d of %d run(s)',
     SOURCE_ON_TEST_STORAGE: ('the source data was read from the storage under test in %d of %d run(s): set data_dir '
                              'to a tmpfs with room'),
+    UNSAFE_OPTIONS: ('allow_unsafe_options let through what benchlab does not check in %d of %d run(s) (the warnings '
+                     'name the options)'),
     NOT_TOGETHER: ('the concurrent pairs did not run together in %d of %d run(s): those runs have no value (the '
                    'warnings say how far apart they started)'),
 }

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import history, reports, rundir
+from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_sqlite, reports, rundir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, list_runs, load_run, store_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
                                                                             read_jsonl, repair_jsonl)
@@ -211,7 +211,7 @@ def test_only_a_resume_of_the_same_run_may_extend_it(tmp_path):
 def test_a_schema_1_history_gains_the_owner_columns_and_keeps_its_runs(tmp_path):
     db = str(tmp_path / 'h.sqlite')
     conn = sqlite3.connect(db)
-    for stmt in history._SCHEMA:
+    for stmt in history_sqlite.MIGRATIONS[0][1]:  # the schema-1 tables
         conn.execute(stmt)
     doc = doc_of('old', [record(1)])
     text = json.dumps(doc, sort_keys=True, separators=(',', ':'))
@@ -225,7 +225,8 @@ def test_a_schema_1_history_gains_the_owner_columns_and_keeps_its_runs(tmp_path)
     assert store_run(db, doc_of('old', [record(2)]), fingerprint=fp, controller=ctl) == 'replaced'  # no owner yet
     conn = sqlite3.connect(db)
     assert conn.execute('SELECT fingerprint, controller FROM runs').fetchall() == [(fp, ctl)]
-    assert conn.execute('PRAGMA user_version').fetchone()[0] == history.SCHEMA_VERSION == 2
+    assert conn.execute('PRAGMA user_version').fetchone()[0] == history.SCHEMA_VERSION == 3
+    assert conn.execute('PRAGMA application_id').fetchone()[0] == history_sqlite.APPLICATION_ID
     conn.close()
 
 
