@@ -244,6 +244,9 @@ class BenchRun(object):
 
     def _keep_observation(self, argv, obs, tool=None):
         observed, series = obs.stop(tool)
+        if tool is None:
+            observed['missing'].append({'source': '/proc/<pid>/io', 'why': 'the exited tool\'s totals could not be '
+                                                                         'read (no waitid, or /proc hides it)'})
         series_id = os.urandom(6).hex()
         observed['series'] = series_id
         self.observations.append((list(argv), observed, series))
@@ -345,7 +348,8 @@ class BenchRun(object):
 
     def attach_observations(self, records):
         """Each record gets the observation of the run that made it (the run whose argv is the
-        record's cmd; with one observed run, that one) as ``observed``, and ``limited_by``; the
+        record's cmd; a record without cmd, when one run was observed, that one) as ``observed``,
+        and ``limited_by``; the
         series go into the result's ``bench_observed`` {series id: series}."""
         if not self.observations:
             return
@@ -354,7 +358,7 @@ class BenchRun(object):
             if not isinstance(rec, dict) or 'observed' in rec:
                 continue
             match = [o for o in self.observations if o[0] == rec.get('cmd')]
-            if not match and len(self.observations) == 1:
+            if not match and len(self.observations) == 1 and not rec.get('cmd'):
                 match = self.observations
             if not match:
                 continue

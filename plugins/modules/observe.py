@@ -208,7 +208,7 @@ def stop(module, p):
                              'alone' % (workdir, p['run_id'], p['run_key'], reason or 'another run\'s marker'))
     if module.check_mode:
         module.exit_json(changed=False)
-    signalled = stop_recorded(doc.get('pgid'), doc.get('pid_start'), real, grace=5.0)
+    signalled = stop_recorded(doc.get('pgid'), doc.get('pid_start'), grace=5.0)
     try:
         with open(os.path.join(real, STATE_FILE)) as f:
             state = json.load(f)
