@@ -14,7 +14,8 @@ argv:
 - the device guard (module_utils/devguard.py) for every device a module writes;
 - the methodology guards (common.start_measurement), and the quiet verdict over the run: the CPU
   time other processes used while the tool ran (guards.run_verdict; this run's own tree, its
-  process group and the tool's session are left out);
+  process group and the tool's session are left out), and other benchlab runs' tools seen while it
+  ran (guards.OtherRuns: every tool started here carries guards.OWNER_ENV with the run id);
 - running the tool timed, in a session of its own whose process group and leader start time are
   recorded in the marker while it runs;
 - observation of every measured run (module_utils/observe.py): a sampler thread from right before
@@ -48,7 +49,9 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import describe, start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import cpu_snapshot, other_cpu, own_processes, run_verdict
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
+    OWNER_ENV, WATCH_INTERVAL_S, OtherRuns, cpu_snapshot, other_cpu, other_runs_verdict, owner_mark, own_processes,
+    run_verdict)
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
     DEFAULT_INTERVAL_S, Observer, exited_totals, limited_by, target_layers)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
@@ -90,6 +93,8 @@ class BenchRun(object):
         self.parent = None
         self._running = None
         self._guard = None
+        self.mark = owner_mark(module.params.get('run_id'))
+        self._others = None
         self._measured = False
         self.devices_written = []
         self.observe_interfaces = []
@@ -214,7 +219,8 @@ class BenchRun(object):
     def measure(self, params, warnings=None, competing=None):
         """The methodology guards, right before the measurement."""
         warnings = self.warnings if warnings is None else warnings
-        done = start_measurement(self.module, params, warnings, competing=competing)
+        self._others = OtherRuns(self.mark)
+        done = start_measurement(self.module, params, warnings, competing=competing, others=self._others)
         self._guard = (done, warnings)    # the next run() measures the other processes' CPU
         self._measured = True             # every run() from now on is observed
         return done
@@ -280,6 +286,7 @@ class BenchRun(object):
         argv = [str(a) for a in argv]
         env = dict(os.environ)
         env.update(C_LOCALE)
+        env[OWNER_ENV] = self.mark    # other runs on this host see whose tool this is
         owned = [path for path, _keep in self.owned]
         own_session = bool(owned)
         guard, self._guard = self._guard, None
@@ -308,22 +315,40 @@ class BenchRun(object):
         observed = None
         if obs is not None:
             try:
-                out, err, tool = _communicate_observed(proc, data)
+                out, err, tool = _communicate_observed(proc, data, self._others if guard else None)
             except BaseException:
                 obs.cancel()
                 raise
             observed = self._keep_observation(argv, obs, tool)   # the last sample: the tool has exited
             proc.wait()
         else:
-            out, err = proc.communicate(data)
+            out, err = self._communicate(proc, data, self._others if guard else None)
         duration = time.monotonic() - start
         self._running = None
         if guard:
             self._quiet_verdict(guard, before, duration, [proc.pid] if own_session else [])
+            other_runs_verdict(guard[0], guard[1], self._others)
         res = CommandResult(argv, proc.returncode, to_native(out, errors='surrogate_or_strict'),
                             to_native(err, errors='surrogate_or_strict'), duration)
         res.observed = observed
         return res
+
+    @staticmethod
+    def _communicate(proc, data, others):
+        """proc.communicate(data); with `others` (guards.OtherRuns), other benchlab runs' tools are
+        looked for every WATCH_INTERVAL_S seconds while the tool runs, and once at its end."""
+        if others is None:
+            return proc.communicate(data)
+        first = True
+        while True:
+            try:
+                out, err = proc.communicate(data if first else None, timeout=WATCH_INTERVAL_S)
+            except subprocess.TimeoutExpired:
+                first = False
+                others.watch()
+                continue
+            others.watch()
+            return out, err
 
     @staticmethod
     def _quiet_verdict(guard, before, window_s, sessions):
@@ -405,11 +430,18 @@ class BenchRun(object):
         self.module.exit_json(**self.result)
 
 
-def _communicate_observed(proc, data):
+def _communicate_observed(proc, data, others=None):
     """proc.communicate(data), except that the tool is waited for without being reaped first
     (waitid WNOWAIT), so its totals (CPU and I/O, its reaped children's included) can be read from
-    its zombie: (stdout, stderr, exited_totals or None). The caller reaps it (proc.wait())."""
+    its zombie: (stdout, stderr, exited_totals or None). The caller reaps it (proc.wait()). With
+    `others` (guards.OtherRuns), other benchlab runs' tools are looked for every WATCH_INTERVAL_S
+    seconds while the tool runs (a thread), and once at its end."""
     chunks = {}
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(WATCH_INTERVAL_S):
+            others.watch()
 
     def drain(name, stream):
         chunks[name] = stream.read()
@@ -431,7 +463,8 @@ def _communicate_observed(proc, data):
                threading.Thread(target=drain, args=('err', proc.stderr))]
     if proc.stdin is not None:
         threads.append(threading.Thread(target=feed))
-    for t in threads:
+    watcher = threading.Thread(target=watch) if others is not None else None
+    for t in threads + ([watcher] if watcher else []):
         t.daemon = True
         t.start()
     tool = None
@@ -440,6 +473,11 @@ def _communicate_observed(proc, data):
         tool = exited_totals(proc.pid)
     except (AttributeError, OSError):
         pass                              # no waitid (not Linux): the totals stay unknown
+    finally:
+        done.set()
+    if watcher is not None:
+        watcher.join()
+        others.watch()
     for t in threads:
         t.join()
     return chunks.get('out', b''), chunks.get('err', b''), tool
