@@ -251,8 +251,8 @@ class BenchRun(object):
     def _keep_observation(self, argv, obs, tool=None):
         observed, series = obs.stop(tool)
         if tool is None:
-            observed['missing'].append({'source': '/proc/<pid>/io', 'why': 'the exited tool\'s totals could not be '
-                                                                         'read (no waitid, or /proc hides it)'})
+            why = 'the exited tool\'s totals could not be read (no waitid, or /proc hides it)'
+            observed['missing'].append({'source': '/proc/<pid>/io', 'why': why})
         series_id = os.urandom(6).hex()
         observed['series'] = series_id
         self.observations.append((list(argv), observed, series))
