@@ -16,14 +16,18 @@ description:
     appends it to C(results.jsonl) in the run directory the moment it arrives.
   - At the end of the playbook writes, all from one analysis, C(results.json) (records, environment,
     plan and analysis; valid against the collection's C(results-v1.json) schema), C(results.csv) (one
-    row per record and metric), C(report.md) and C(report.html) (one self-contained file with inline
-    SVG charts). The reports show the header, the environment per cell with the keys that differ, per
-    benchmark a side-by-side table (rows = metrics, columns = cells, baseline first, each entry
-    C(mean ± CI95 (n)) with the delta to the baseline, a significance mark and the min-max), the tool's
-    own tables (dd's table of the field reports), the trap flags, the variance gate and the failed or
-    missing cells. Both open with the overview (per benchmark and cell the delta vs its baseline with
-    its 95% CI, a forest plot), then the pivots (C(pivot)), the aggregates of runs started together in
-    one step, and the environment keys that differ. With a pivot, C(pivot.csv) too. It prints a
+    row per record and metric), C(summary.csv) (one row per benchmark, cell and metric with its
+    comparison's verdict), C(report.md) and C(report.html) (one self-contained file with inline
+    SVG charts). The reports show the header, the verdict counts per corrected family, the environment
+    per cell with the keys that differ, per benchmark a side-by-side table (rows = metrics, columns =
+    cells, baseline first, each entry C(mean ± CI95 (n)) with the delta to the baseline, its verdict -
+    better, worse, equivalent or inconclusive with the repetitions it would need - the detectable
+    effect and the min-max), the tool's own tables (dd's table of the field reports), latency
+    percentiles and each cell's latency CDF over its baseline's, the trap flags, the variance gate and
+    the failed or missing cells. Both open with the overview (per benchmark and cell the delta vs its
+    baseline with its 95% CI and verdict, a forest plot), then the pivots (C(pivot)), the aggregates of
+    runs started together in one step, and the environment keys that differ. With a pivot,
+    C(pivot.csv) too; with latency histograms or iperf3 intervals, C(distributions.csv). It prints a
     summary that fits 100 columns.
   - The time series of each run's observation (C(bench_observed) in a benchmark module's result, with
     the devices of the layer stack, the CPUs, the tool's CPU, memory and links per interval) go to

@@ -190,6 +190,9 @@ bench_results:
   description:
     - One result record per fio job (a job file may hold several; a job is its name within its stonewall
       group), aggregated over the job's numjobs workers.
+    - Each record keeps fio's completion-latency histogram per direction (C(distributions.read_clat),
+      C(distributions.write_clat)) - fio's own buckets with a count, merged over the workers, in ns - from
+      which the report computes p50/p90/p99/p99.9 over the repetitions of a cell.
   returned: success, not in check mode
   type: list
   elements: dict

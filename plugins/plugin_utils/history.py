@@ -16,10 +16,12 @@ Location: the callback option ``history_db`` (env ``BENCHLAB_HISTORY_DB``, ini
 
 One interface (``Store``), the same semantics on both backends:
 
-A run is found by a *reference*: its run id, a unique prefix of it, ``latest``, or a *label*. A
-label is either the run label the user gave (callback option ``run_label``, env
-``BENCHLAB_RUN_LABEL``) or the matrix name; a label stands for the newest complete run carrying it
-(the newest of any status when none completed), explicit run labels before matrix names.
+A run is found by a *reference*: its run id, a unique prefix of it, ``latest``, or a *label*.
+``latest`` is the newest stored run whatever its status (a run that was interrupted or failed is
+the latest run, never skipped for an older complete one). A label is either the run label the user
+gave (callback option ``run_label``, env ``BENCHLAB_RUN_LABEL``) or the matrix name; a label stands
+for the newest complete run carrying it (the newest of any status when none completed), explicit
+run labels before matrix names.
 
 A run id is owned by the controller that stored it first: every run is stored with a
 *fingerprint* of the controller (host name and run directory, see ``controller_fingerprint``).
@@ -340,10 +342,10 @@ class Store(object):
         where = shown(self.location)
         if self._one('SELECT 1 FROM %s WHERE run_id = ?' % self.runs_table, (ref,)):
             return ref
-        if ref == 'latest':
-            found = self._newest_of('1 = 1', ())
-            if found:
-                return found
+        if ref == 'latest':     # the newest run whatever its status: a run that broke off is never skipped
+            row = self._one('SELECT run_id FROM %s %s LIMIT 1' % (self.runs_table, self.newest), ())
+            if row:
+                return row[0]
         for column in ('label', 'matrix'):
             found = self._newest_of('%s = ?' % column, (ref,))
             if found:

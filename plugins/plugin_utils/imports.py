@@ -318,7 +318,8 @@ def import_records(manifest, base):
 
 def import_plan(manifest, records, hosts, manifest_path=None):
     """The bench_plan the report callback reads: matrix name, cells in manifest order, baseline,
-    pivot, one benchmark per (benchmark label, tool); no runs (nothing is run)."""
+    pivot, baseline_by, correction, equivalence_margin_pct, one benchmark per (benchmark label, tool);
+    no runs (nothing is run). The analysis is the same as a run's: the same verdicts."""
     cells, benchmarks = {}, {}
     for rec, host in zip(records, hosts):
         labels = rec['labels']
@@ -331,9 +332,11 @@ def import_plan(manifest, records, hosts, manifest_path=None):
     plan = dict(name=manifest['name'], baseline=manifest.get('baseline') or manifest['entries'][0]['cell'],
                 cells=list(cells.values()), benchmarks=list(benchmarks.values()), runs=[],
                 imported=dict(manifest=manifest_path, entries=len(manifest['entries']), records=len(records)))
-    for key in ('pivot', 'baseline_by'):
+    for key in ('pivot', 'baseline_by', 'correction'):
         if manifest.get(key):
             plan[key] = manifest[key]
+    if manifest.get('equivalence_margin_pct') is not None:
+        plan['equivalence_margin_pct'] = manifest['equivalence_margin_pct']
     return plan
 
 

@@ -66,8 +66,10 @@ VOCABULARY = {
                                             'it and inflate the numbers.'),
     'drbd_not_uptodate': ('DRBD not UpToDate', 'DRBD was not UpToDate (or was resyncing) while the cell ran: '
                                                'resync traffic distorts the numbers.'),
-    'gate_not_met': ('variance gate not met', 'The variance gate reached its cap with the coefficient of '
-                                              'variation still above max_cv: the result is noisy.'),
+    'gate_not_met': ('variance gate not met', 'The variance gate reached its cap (max_repetitions) with the '
+                                              'coefficient of variation still above max_cv or the confidence '
+                                              'interval of the mean still wider than target_ci_pct: the result '
+                                              'is noisy or not as precise as asked.'),
     ZERO_DATA: ('zero or compressible data', (
         'The run wrote zeros or compressible data (dd from /dev/zero, dbench and sysbench fileio write zero '
         'buffers, fio with zero_buffers / buffer_compress_percentage / buffer_pattern / dedupe_percentage). '
@@ -132,6 +134,19 @@ def _flag(code, message):
     return {'code': code, 'message': message}
 
 
+def gate_shortfall(gate):
+    """What a gate that is not met still lacks: ['CV 7.1% above max_cv 5.0%', '95% CI +-9.0% of the
+    mean above the target +-5%']."""
+    out = []
+    if gate.get('max_cv') is not None and (gate.get('cv') is None or gate['cv'] > gate['max_cv']):
+        cv = 'n/a' if gate.get('cv') is None else '%.1f%%' % (gate['cv'] * 100)
+        out.append('CV %s above max_cv %.1f%%' % (cv, gate['max_cv'] * 100))
+    if gate.get('target_ci_pct') is not None and not gate.get('precise'):
+        out.append('95%% CI %s of the mean above the target +-%.4g%%' % (
+            'n/a' if gate.get('ci_pct') is None else '+-%.1f%%' % gate['ci_pct'], gate['target_ci_pct']))
+    return out or ['short of its target']
+
+
 def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_faster=False):
     """Flags for one cell of one benchmark; `cell` is the analysis cell (metrics with comparisons)."""
     flags = []
@@ -154,8 +169,8 @@ def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_f
     flags.extend(_record_flags(records))
     flags.extend(_drbd_flags(records, environment))
     if gate and gate.get('capped'):
-        flags.append(_flag('gate_not_met', 'CV %.1f%% of %s still above max_cv %.1f%% after %d runs (the cap)' % (
-            (gate['cv'] or 0) * 100, gate['metric'], gate['max_cv'] * 100, gate['n'])))
+        flags.append(_flag('gate_not_met', '%s still %s after %d runs (the cap)' % (
+            gate['metric'], ' and '.join(gate_shortfall(gate)), gate['n'])))
     return flags
 
 

@@ -224,7 +224,7 @@ def test_results_json_csv_and_markdown_carry_the_figures():
     assert zero_btrfs and all(r['evidence'] == 'writes_elided' and r['device'] == 'loop1' for r in zero_btrfs)
     assert float(zero_btrfs[0]['bytes_per_byte_written']) == pytest.approx(0.0078, abs=1e-4)
     md = render_markdown(analysis, {'run_id': 'r1'})
-    assert '| benchmark | cell | vs | metric | Δ % [95% CI] |' in md and '| verdict | explained |' in md
+    assert '| benchmark | cell | vs | metric | Δ % [95% CI] |' in md and '| verdict | detectable | test | explained |' in md
     explained_rows = [line for line in md.splitlines() if line.startswith('| explained |')]
     assert len(explained_rows) == 2 and 'writes elided' in explained_rows[1]
 

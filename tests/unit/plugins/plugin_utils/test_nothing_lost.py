@@ -314,7 +314,7 @@ def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeyp
     assert exited.value.code == 1
     run_dir = tmp_path / 'runs' / cb.rundir.run_id
     assert sorted(p.name for p in run_dir.iterdir()) == [
-        'plan.json', 'report.md', 'results.csv', 'results.json', 'results.jsonl']
+        'plan.json', 'report.md', 'results.csv', 'results.json', 'results.jsonl', 'summary.csv']
     assert len(load_run(str(tmp_path / 'history.sqlite'), cb.rundir.run_id)['records']) == 2
     errors = [m for kind, m in cb.messages if kind == 'error']
     assert errors == ['benchlab.bench.report: %s not written: RuntimeError: renderer exploded (results.jsonl and the '
