@@ -30,7 +30,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.compat import TargetModuleAction, benchmark_args
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_duration, progress_line
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_duration, printable, progress_line
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
@@ -152,7 +152,7 @@ class ActionModule(TargetModuleAction):
         except RunArgsError as e:
             raise AnsibleActionFail(str(e))
         run_id = args.get('run_id') or self._session.get('run_id')
-        outcome = Outcome(runs, run_id, store=self._store, announce=self._announce)
+        outcome = Outcome(runs, run_id, store=self._store, announce=self._announce, store_series=self._store_series)
         module = 'benchlab.bench.%s' % runs[0]['tool']
         if self._task.check_mode or (len(runs) == 1 and not runs[0].get('async_s') and not runs[0].get('timeout_s')):
             outcome.start(0)
@@ -298,6 +298,22 @@ class ActionModule(TargetModuleAction):
             return False
         if written is False:    # the controller went away while this waited: its report is written
             raise ControllerGone()
+        return True
+
+    def _store_series(self, series_id, series):
+        """Store a run's observed time series in the run directory (observed/<id>.json.gz) the moment the
+        run ended, before its record (False: no callback, or it could not be written now: the report
+        callback stores it from the task's result)."""
+        if not self._session.get('path'):
+            return False
+        try:
+            RunDir(self._session['base'], self._session['run_id']).write_series(series_id, series)
+        except OSError as e:
+            display.warning('benchlab.bench.run_benchmark: the observed series waits for the report callback (%s)' % e)
+            return False
+        except (ValueError, TypeError) as e:
+            display.warning('benchlab.bench.run_benchmark: observed series %s not stored: %s' % (
+                printable(str(series_id)[:40]), printable(str(e))))
         return True
 
     def _announce(self, run):

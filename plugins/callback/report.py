@@ -29,6 +29,11 @@ description:
     runs started together in one step, and the environment keys that differ. With a pivot,
     C(pivot.csv) too; with latency histograms or iperf3 intervals, C(distributions.csv). It prints a
     summary that fits 100 columns.
+  - The time series of each run's observation (C(bench_observed) in a benchmark module's result, with
+    the devices of the layer stack, the CPUs, the tool's CPU, memory and links per interval) go to
+    C(observed/<id>.json.gz) in the run directory, the id being the record's C(observed.series);
+    report.html draws those of each cell's median repetition. The run path
+    (C(benchlab.bench.run_benchmark)) stores them there itself as each run ends.
   - While the benchmarks run, C(benchlab.bench.run_benchmark) (the one run path of C(benchlab.bench.bench_run))
     prints one progress line per run started (its place in the plan, the total, elapsed time and an
     estimate of the time left; option O(progress)), and stores each record in C(results.jsonl) the
@@ -374,6 +379,7 @@ class CallbackModule(CallbackBase):
             self._dry_run_entry(result, res, host)
             return  # a dry run measures nothing: no record is kept, results.jsonl stays empty
         self._keep_sysinfo(res, host)
+        self._keep_series(res)
         self._keep_records(result, res, host)
 
     def _keep_records(self, result, res, host):
@@ -399,6 +405,19 @@ class CallbackModule(CallbackBase):
             self.records.append(kept)
             if not (i < len(stored) and stored[i] is True):
                 self._append('results.jsonl', kept)
+
+    def _keep_series(self, res):
+        """The observed time series a benchmark module returned (bench_observed {id: series}) go to
+        observed/<id>.json.gz in the run directory; the records keep only their id (observed.series)."""
+        series = res.get('bench_observed')
+        if not isinstance(series, dict):
+            return
+        for series_id, data in series.items():
+            try:
+                self.rundir.write_series(series_id, data)
+            except (OSError, ValueError, TypeError) as e:
+                self._display.warning('benchlab.bench.report: observed series %s not stored: %s' % (
+                    printable(str(series_id)[:40]), printable(str(e))))
 
     def _set_plan(self, plan):
         """The plan arrived (set_fact bench_plan). A resumed plan names the run it continues: write
@@ -509,6 +528,7 @@ class CallbackModule(CallbackBase):
         res, host = result_data(result), result_host(result).get_name()
         if self.dry_run is None:
             self._keep_sysinfo(res, host)
+            self._keep_series(res)
             self._keep_records(result, res, host)   # the runs of a batch that did not fail
         self._note_failed_runs(result, res, host)
 

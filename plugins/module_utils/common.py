@@ -27,6 +27,7 @@ COMMON_ARGS = dict(
     run_key=dict(type='str', no_log=False),
     describe=dict(type='bool', default=False),
     batch=dict(type='dict'),
+    observe_interval_s=dict(type='float', default=1.0),
 )
 
 

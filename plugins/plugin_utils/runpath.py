@@ -293,16 +293,20 @@ def run_title(run):
 
 class Outcome(object):
     """What a batch's runs came to, built as each run ends: the records (with their context), whether
-    each was stored in the run's results.jsonl at once (`store(record)` returns True), the failed
-    runs, the environments the runs described; and the task's result."""
+    each was stored in the run's results.jsonl at once (`store(record)` returns True), the observed
+    time series the run directory does not hold yet (`store_series(id, series)` stores one, True when
+    it did, before the record that names it), the failed runs, the environments the runs described;
+    and the task's result."""
 
-    def __init__(self, runs, run_id, store=None, announce=None):
+    def __init__(self, runs, run_id, store=None, announce=None, store_series=None):
         self.runs = runs
         self.run_id = run_id
         self.store = store
+        self.store_series = store_series
         self.announce = announce
         self.results = [None] * len(runs)
         self.records, self.stored, self.failed, self.sysinfo, self.dry_runs = [], [], [], [], []
+        self.observed = {}
         self.started = set()
 
     def start(self, i):
@@ -325,6 +329,10 @@ class Outcome(object):
         self.start(i)
         run = self.runs[i]
         self.results[i] = result
+        series = result.get('bench_observed')
+        for series_id, data in sorted(series.items()) if isinstance(series, dict) else ():
+            if not (self.store_series and self.store_series(series_id, data)):
+                self.observed[series_id] = data
         for rec in stamp(records_of(result), run, self.run_id):
             self.records.append(rec)
             self.stored.append(bool(self.store and self.store(rec)))
@@ -357,6 +365,8 @@ class Outcome(object):
                    bench_results_stored=self.stored, bench_failed_runs=self.failed, bench_sysinfo=self.sysinfo)
         if self.dry_runs:
             out['bench_dry_runs'] = self.dry_runs
+        if self.observed:   # the report callback stores them (observed/<id>.json.gz)
+            out['bench_observed'] = self.observed
         warnings = [w for r in self.results if r for w in r.get('warnings') or []]
         if warnings:
             out['warnings'] = warnings

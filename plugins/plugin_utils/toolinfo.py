@@ -47,8 +47,9 @@ UNITS_PACKAGE = 'ansible_collections.benchlab.bench.plugins.plugin_utils.benchma
 # Load generators that are no benchmark of ours but compete all the same.
 OTHER_PROCESSES = ('stress', 'stress-ng')
 REQUIRED = ('ORDER', 'RECORDS', 'PROCESSES', 'INSTALL', 'METRICS', 'NOT_PARAMS')
-# The options every benchmark module takes (module_utils/common.py COMMON_ARGS): never matrix params.
-SHARED_OPTIONS = ('labels', 'guards', 'run_id', 'run_key', 'describe', 'batch')
+# The options every benchmark module takes (module_utils/common.py COMMON_ARGS): never matrix params
+# (the run path sets them; observe_interval_s comes from the matrix's methodology, through guards).
+SHARED_OPTIONS = ('labels', 'guards', 'run_id', 'run_key', 'describe', 'batch', 'observe_interval_s')
 
 
 class ToolTableError(ValueError):
