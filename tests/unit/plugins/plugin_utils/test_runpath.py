@@ -129,3 +129,19 @@ def test_runs_a_dead_module_never_reported_fail_with_its_message():
     res = out.result()
     assert res['bench_failed_runs'][0]['msg'] == 'Job reached maximum time limit of 960 seconds.'
     assert res['bench_results_stored'] == [False]      # no callback: the callback stores it when the task ends
+
+
+def test_a_runs_observed_series_is_stored_before_its_record_or_left_to_the_callback():
+    runs = [{'tool': 'dd', 'benchmark': 'b', 'cell': 'c', 'repetition': r, 'key': 'k'} for r in (1, 2)]
+    order = []
+    out = Outcome(runs, 'r', store=lambda rec: order.append(('record', rec['repetition'])) or True,
+                  store_series=lambda sid, data: order.append(('series', sid)) or sid != 'bbbbbbbbbbbb')
+    out.finish(0, {'bench_result': _rec(1.0), 'bench_observed': {'aaaaaaaaaaaa': {'t': [0.0]}}})
+    out.finish(1, {'bench_result': _rec(2.0), 'bench_observed': {'bbbbbbbbbbbb': {'t': [0.0, 1.0]}}})
+    assert order == [('series', 'aaaaaaaaaaaa'), ('record', 1), ('series', 'bbbbbbbbbbbb'), ('record', 2)]
+    # the series the run path could not write goes to the report callback with the task's result
+    assert out.result()['bench_observed'] == {'bbbbbbbbbbbb': {'t': [0.0, 1.0]}}
+    # without a callback (no store), every series is in the result
+    out = Outcome(runs[:1], 'r')
+    out.finish(0, {'bench_result': _rec(1.0), 'bench_observed': {'aaaaaaaaaaaa': {'t': [0.0]}}})
+    assert out.result()['bench_observed'] == {'aaaaaaaaaaaa': {'t': [0.0]}}
