@@ -81,12 +81,13 @@ options:
   batch:
     description:
       - Several runs of this module in one call, one after the other in one module process (the
-        C(benchlab.bench.run_benchmark) action's batches: one module start for a host's consecutive
-        runs). With it, every other option is given per run and checked per run.
+        batches of the C(benchlab.bench.run_benchmark) action, one module start for a host's
+        consecutive runs). With it, every other option is given per run and checked per run.
       - C(runs) is a list of C({options, timeout_s}), C(options) the module's options of that run
         (C(path) included), C(timeout_s) (optional) the seconds after which the run's tool is stopped
         and the run fails. C(spool) (optional) names a file each run's result is appended to the
-        moment it ends, as a JSON line (C({"start": i}), then C({"done": i, "result": {...}})).
+        moment it ends, as JSON lines (a C(start) line with the run's index as the run starts, then a
+        C(done) line with its index and its C(result)).
       - Returns C(runs), the result of every run in order (each as the module returns it for one run);
         a failed run fails only itself.
     type: dict

@@ -18,7 +18,7 @@ description:
     cool-down, the target's cache drop) before each run.
   - A batch of one run without a timeout is one module call. Otherwise the module runs in the
     background with the batch's time limit (the runs' timeouts, or their async limits, summed), each
-    run's O(runs[].timeout_s) stopping its tool; each run's result is read from the batch's spool file
+    run's C(timeout_s) stopping its tool; each run's result is read from the batch's spool file
     on the host the moment the run ends (a small waiter process, no polling module runs).
   - As each run ends, its records get the run's context (C(run_id), C(repetition), C(step),
     C(cell_key)) and, with the report callback C(benchlab.bench.report) enabled, are stored in the

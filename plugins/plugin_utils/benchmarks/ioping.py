@@ -39,8 +39,12 @@ def estimate_s(params, opt, mb):
     if opt('time'):
         return float(opt('time')) + 1
     interval = str(opt('interval') or '0').strip()
-    per = 0.0 if interval in ('0', '0s') else (1.0 if interval.endswith('s') and not interval.endswith(('ms', 'us', 'ns'))
-                                                else 0.01)
+    if interval in ('0', '0s'):
+        per = 0.0
+    elif interval.endswith('s') and not interval.endswith(('ms', 'us', 'ns')):
+        per = 1.0
+    else:
+        per = 0.01
     return int(opt('count')) * (0.01 + per) + 1
 
 

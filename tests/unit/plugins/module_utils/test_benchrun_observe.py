@@ -104,7 +104,7 @@ def test_an_observed_run_of_a_batch_is_stopped_at_its_timeout(tmp_path):
     result = _observed_long_run(tmp_path, module)
     assert time.monotonic() - t0 < 10, 'the observed tool ran on past its deadline'
     assert result['failed'] and 'still running after its timeout_s of 0.6 s: stopped' in result['msg'], result
-    assert _sleep_gone() and [n for n in tmp_path.iterdir()] == []
+    assert _sleep_gone() and list(tmp_path.iterdir()) == []
 
 
 def test_an_observed_run_of_a_batch_is_stopped_by_the_stop_file(tmp_path):
@@ -119,4 +119,4 @@ def test_an_observed_run_of_a_batch_is_stopped_by_the_stop_file(tmp_path):
     finally:
         timer.cancel()
     assert result['failed'] and result['msg'].endswith('stopped: the controller that ran the batch went away'), result
-    assert _sleep_gone() and [n for n in tmp_path.iterdir()] == []
+    assert _sleep_gone() and list(tmp_path.iterdir()) == []

@@ -158,9 +158,9 @@ def test_a_batchs_read_jobs_of_one_path_read_the_file_laid_out_once(tmp_path, ca
 
     monkeypatch.setattr(benchrun.BenchRun, 'run', fake_run)
     monkeypatch.setattr(fio, 'supports_o_direct', lambda d: True)
+    jobs = (('qd1', 'randread'), ('qd4', 'randread'), ('w', 'randwrite'), ('qd16', 'read'))
     runs = [{'options': {'path': str(tmp_path), 'name': n, 'rw': rw, 'size': '1M', 'guards': QUIET_GUARDS,
-                         'run_id': 'r1', 'run_key': n}} for n, rw in (('qd1', 'randread'), ('qd4', 'randread'),
-                                                                       ('w', 'randwrite'), ('qd16', 'read'))]
+                         'run_id': 'r1', 'run_key': n}} for n, rw in jobs]
     with patch_module_args({'batch': {'runs': runs}}):
         with pytest.raises(SystemExit):
             fio.main()

@@ -59,7 +59,9 @@ def test_the_report_table_says_what_a_request_costs_against_the_baseline(read_fi
     (bench,) = analysis['benchmarks']
     (table,) = tool_tables(bench)
     disk, drbd = table['data']
-    avg = lambda cell: sum(r['metrics']['latency_avg']['value'] for r in recs if r['labels']['cell'] == cell) / 2
+
+    def avg(cell):
+        return sum(r['metrics']['latency_avg']['value'] for r in recs if r['labels']['cell'] == cell) / 2
     assert disk['baseline'] and disk['added_ms'] is None and disk['latency_avg'] == pytest.approx(avg('disk'))
     assert drbd['added_ms'] == pytest.approx(avg('drbd') - avg('disk')) and drbd['n'] == 2
     assert table['rows'][1][6] == '%+.3f' % (avg('drbd') - avg('disk'))

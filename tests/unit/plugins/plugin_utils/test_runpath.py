@@ -68,8 +68,8 @@ def test_a_wrong_phase_is_named(bad, problem):
 
 def test_a_unit_declaring_a_wrong_phase_stops_the_plan(monkeypatch):
     from ansible_collections.benchlab.bench.plugins.plugin_utils.benchmarks import iperf
-    monkeypatch.setattr(iperf, 'phases', lambda run, hostvars: [{'name': 'x', 'at': 'sometime', 'host': 'h',
-                                                                  'module': 'benchlab.bench.iperf'}])
+    bad = [{'name': 'x', 'at': 'sometime', 'host': 'h', 'module': 'benchlab.bench.iperf'}]
+    monkeypatch.setattr(iperf, 'phases', lambda run, hostvars: bad)
     with pytest.raises(PhaseError, match='iperf.py phases'):
         run_phases(_iperf_run(), {})
 
