@@ -298,6 +298,8 @@ class ActionModule(TargetModuleAction):
             return False
         if written is False:    # the controller went away while this waited: its report is written
             raise ControllerGone()
+        if written:             # a partial last line (a crash) was repaired first: say what was dropped
+            display.warning('benchlab.bench.run_benchmark: %s' % written)
         return True
 
     def _store_series(self, series_id, series):
