@@ -140,11 +140,11 @@ compat: venv $(CORE216)/.installed $(COLL_LINK)
 	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.16 $(CORE216)/bin/python -m pytest $(PYTEST_ARGS) tests/compat -q -p no:cacheprovider
 	if [ -x "$(PYTHON312)" ]; then $(MAKE) --no-print-directory compat-core220; \
 	else $(BIN)/python tests/utils/skip_policy.py --skip "$(NO_PYTHON312)"; fi
-	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.19 $(BIN)/python -m pytest $(PYTEST_ARGS) tests/compat/test_core_playbook.py -q -p no:cacheprovider
+	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.19 $(BIN)/python -m pytest $(PYTEST_ARGS) tests/compat/test_core_playbook.py tests/compat/test_secret_startup_line.py -q -p no:cacheprovider
 
 compat-core220: $(CORE220)/.installed $(COLL_LINK)
 	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.20 $(CORE220)/bin/python -m pytest $(PYTEST_ARGS) tests/unit -q -p no:cacheprovider
-	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.20 $(CORE220)/bin/python -m pytest $(PYTEST_ARGS) tests/compat/test_core_playbook.py -q -p no:cacheprovider
+	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.20 $(CORE220)/bin/python -m pytest $(PYTEST_ARGS) tests/compat/test_core_playbook.py tests/compat/test_secret_startup_line.py -q -p no:cacheprovider
 
 $(CORE216)/.installed: tests/requirements-core216.txt
 	test -x $(CORE216)/bin/python || $(PYTHON) -m venv $(CORE216)

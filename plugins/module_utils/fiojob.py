@@ -79,6 +79,12 @@ CMDLINE_ONLY = frozenset((
 EXACT_PREFIXES = frozenset(('ba', 'direct', 'exitall'))
 SENSITIVE = frozenset(TARGET_KEYS + LOG_KEYS + tuple(UNSAFE) + ('ioengine', 'mem', 'iomem', 'name', 'replay_redirect'))
 
+# fio options whose value is a credential (the http engine's, fio 3.x HOWTO): refused, also with
+# allow_unsafe. Ansible logs a module's arguments to the target's syslog when it starts, and a free-form
+# option (options, job_file_content) cannot be masked there, so benchlab never hands fio a credential.
+CREDENTIAL_KEYS = frozenset(('http_pass', 'http_s3_key', 'http_s3_keyid', 'http_s3_sse_customer_key',
+                             'http_swift_auth_token'))
+
 HARMLESS_DEVICES = ('/dev/null', '/dev/zero')
 _ENV_RE = re.compile(r'\$\{[^}]*\}')
 
@@ -278,6 +284,10 @@ def _option_problem(low, value):
 def _check_option(section, key, value, lines, allow_unsafe, origin, unsafe):
     """Refuse an unsafe option (noted in `unsafe` when allowed) and a path with ${VAR} in it."""
     low = key.lower()
+    if low in CREDENTIAL_KEYS:
+        # never the value: it is the secret
+        raise FioJobError('%s is refused: it carries a credential, and benchlab never passes one to fio (a '
+                          'module\'s arguments are logged on the target when it starts)' % _where(origin, section, key, lines))
     problem = _option_problem(low, value)
     if problem:
         if not allow_unsafe:
