@@ -31,6 +31,8 @@ writes nothing (the full run takes minutes; use this while working on one figure
 - time_to_result_vs_bench_fio (peer): bench.yml and bench-fio on the same three fio jobs; also
   bench.yml's own fio argv run by hand, which tells an IOPS gap's cause (see peer()).
 - report_100k_s, report_100k_peak_mb: perf/report_100k.py (goal <= 5 s, <= 500 MB).
+- history_<backend>_*: perf/history_perf.py - store, find, compare and trend times for 1,000 stored runs
+  on a SQLite file and on a private PostgreSQL server (no goal: the figures are for docs/performance.md).
 
 Prints a table and writes the figures, the goals and the machine they came from to --out.
 Needs root (loop device, drop_caches) and the venv of `make setup`.
@@ -67,7 +69,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.dd import parse_dd 
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records  # noqa: E402
 
 MIB = 1024 * 1024
-PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'peer', 'breakdown', 'report')
+PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'peer', 'breakdown', 'report', 'history')
 GOALS = {'fidelity_dd': ('>=', 0.98), 'fidelity_fio': ('>=', 0.98), 'overhead_per_cell_s': ('<=', 0.6),
          'fixed_cost_s': ('<=', 5.0), 'time_to_result_vs_bench_fio': ('<=', 1.3),
          'report_100k_s': ('<=', 5.0), 'report_100k_peak_mb': ('<=', 500)}
@@ -540,6 +542,16 @@ def report_100k():
             'report_100k_peak_mb': float(peak.group(1)) if peak else None}
 
 
+def history_figures():
+    proc = subprocess.run([sys.executable, os.path.join(HERE, 'perf', 'history_perf.py')], cwd=HERE,
+                          capture_output=True, text=True, check=False)
+    print(proc.stdout + proc.stderr[-2000:], flush=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        print('history_perf.py failed (exit %d): its figures are missing' % proc.returncode)
+        return {}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def machine():
     cpu = ''
     with open('/proc/cpuinfo') as f:
@@ -608,6 +620,8 @@ def main(argv=None):
         figures.update(breakdown())
     if 'report' in parts:
         figures.update(report_100k())
+    if 'history' in parts:
+        figures.update(history_figures())
     if args.only and args.update:
         return update(args.out, figures)
     if args.only:

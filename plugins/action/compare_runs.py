@@ -16,18 +16,20 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, load_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import CompareError, compare_runs, describe
+from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import CompareError, compare_runs, describe, describe_unjudged
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
 
 ARGUMENT_SPEC = dict(
     baseline=dict(type='str', required=True),
     candidate=dict(type='str', default='latest'),
-    history_db=dict(type='path'),
+    history_db=dict(type='str'),
     output_dir=dict(type='path'),
     regression_threshold=dict(type='float', default=5.0),
     fail_on_regression=dict(type='bool', default=False),
     metrics=dict(type='list', elements='str'),
+    correction=dict(type='str', default='holm', choices=['holm', 'bh', 'none']),
+    equivalence_margin_pct=dict(type='float', default=5.0),
 )
 
 
@@ -40,9 +42,13 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        if args['regression_threshold'] < 0:
-            raise AnsibleActionFail('regression_threshold must be >= 0 (percent), got %s' % args['regression_threshold'])
-        db = history_db(args['history_db'], from_callback=True)
+        for key in ('regression_threshold', 'equivalence_margin_pct'):
+            if args[key] < 0:
+                raise AnsibleActionFail('%s must be >= 0 (percent), got %s' % (key, args[key]))
+        try:
+            db = history_db(args['history_db'], from_callback=True)
+        except HistoryError as e:
+            raise AnsibleActionFail('compare_runs: %s' % e)
         if db is None:
             raise AnsibleActionFail('the history is turned off (history_db=off): set history_db to the database '
                                     'the runs were stored in')
@@ -50,7 +56,8 @@ class ActionModule(ActionBase):
             docs = dict((side, load_run(db, args[side])) for side in ('baseline', 'candidate'))
             labels = dict((side, args[side]) for side in docs if args[side] != docs[side]['run_id'])
             doc = compare_runs(docs['baseline'], docs['candidate'], args['regression_threshold'],
-                               metrics=args['metrics'], labels=labels)
+                               metrics=args['metrics'], labels=labels, correction=args['correction'],
+                               margin=args['equivalence_margin_pct'])
         except (HistoryError, CompareError) as e:
             raise AnsibleActionFail('compare_runs: %s' % e)
         rundir = RunDir(report_dir(args['output_dir'], from_callback=True), doc['run_id'])
@@ -61,28 +68,30 @@ class ActionModule(ActionBase):
             before = _read(os.path.join(rundir.path, 'results.json'))
             files = write_reports(rundir, doc)
             changed = before != _read(os.path.join(rundir.path, 'results.json'))
-        regressions = comparison['regressions']
-        lines = ['benchlab compare: candidate %s vs baseline %s, threshold %.4g%%: %s' % (
-            docs['candidate']['run_id'], docs['baseline']['run_id'], args['regression_threshold'],
-            ('%d regression(s)' % len(regressions)) if regressions else 'no regression')]
+        regressions, unjudged = comparison['regressions'], comparison['cannot_judge']
+        verdict = ('%d regression(s)' % len(regressions)) if regressions else 'no regression'
+        if unjudged:
+            verdict += ', %d not judged' % len(unjudged)
+        lines = ['benchlab compare: candidate %s (%s) vs baseline %s (%s), threshold %.4g%%: %s' % (
+            docs['candidate']['run_id'], docs['candidate'].get('status') or '?', docs['baseline']['run_id'],
+            docs['baseline'].get('status') or '?', args['regression_threshold'], verdict)]
         lines += ['  REGRESSION %s' % describe(r) for r in regressions]
-        if comparison['too_little_data']:
-            lines.append('  %d metric(s) not judged: too little data (run at least 2 repetitions), e.g. %s %s %s' % (
-                len(comparison['too_little_data']), comparison['too_little_data'][0]['benchmark'],
-                comparison['too_little_data'][0]['cell'], comparison['too_little_data'][0]['metric']))
-        if comparison['missing']:
-            lines.append('  missing in the candidate run: %s' % '; '.join(
-                ' '.join(str(m[k]) for k in ('benchmark', 'cell', 'metric') if k in m) for m in comparison['missing'][:10]))
+        lines += ['  CANNOT JUDGE %s' % describe_unjudged(u) for u in unjudged]
         where = files.get('report.md') or rundir.path
         lines.append('  report: %s%s' % (where, ' (check mode: not written)' if self._task.check_mode else ''))
         result.update(changed=changed, report_dir=rundir.path, files=files, baseline_run=docs['baseline']['run_id'],
                       candidate_run=docs['candidate']['run_id'], regressions=regressions,
                       too_little_data=comparison['too_little_data'], missing=comparison['missing'],
-                      history_db=db, msg='\n'.join(lines))
-        if args['fail_on_regression'] and regressions:
+                      new=comparison['new'], cannot_judge=unjudged, history_db=db, msg='\n'.join(lines))
+        if args['fail_on_regression'] and (regressions or unjudged):
+            # a gate that cannot judge does not pass: too little data, a cell or metric on one side only
             result['failed'] = True
-            result['msg'] = 'benchlab regression gate: %d metric(s) regressed beyond %.4g%%:\n%s' % (
-                len(regressions), args['regression_threshold'], result['msg'])
+            why = []
+            if regressions:
+                why.append('%d metric(s) regressed beyond %.4g%%' % (len(regressions), args['regression_threshold']))
+            if unjudged:
+                why.append('%d could not be judged' % len(unjudged))
+            result['msg'] = 'benchlab regression gate: %s:\n%s' % (' and '.join(why), result['msg'])
         return result
 
 

@@ -12,18 +12,22 @@ version_added: 0.1.0
 description:
   - Collects every C(bench_result) (and C(bench_results)) a task returns (with C(bench_result_hosts), the
     host of each of C(bench_results), from C(benchlab.bench.import_results)), validates it against the
-    collection's record schema and appends it to C(results.jsonl) in the run directory the moment it
-    arrives.
+    collection's record schema (and that every number is finite and every label name a name) and
+    appends it to C(results.jsonl) in the run directory the moment it arrives.
   - At the end of the playbook writes, all from one analysis, C(results.json) (records, environment,
     plan and analysis; valid against the collection's C(results-v1.json) schema), C(results.csv) (one
-    row per record and metric), C(report.md) and C(report.html) (one self-contained file with inline
-    SVG charts). The reports show the header, the environment per cell with the keys that differ, per
-    benchmark a side-by-side table (rows = metrics, columns = cells, baseline first, each entry
-    C(mean ± CI95 (n)) with the delta to the baseline, a significance mark and the min-max), the tool's
-    own tables (dd's table of the field reports), the trap flags, the variance gate and the failed or
-    missing cells. Both open with the overview (per benchmark and cell the delta vs its baseline with
-    its 95% CI, a forest plot), then the pivots (C(pivot)), the aggregates of runs started together in
-    one step, and the environment keys that differ. With a pivot, C(pivot.csv) too. It prints a
+    row per record and metric), C(summary.csv) (one row per benchmark, cell and metric with its
+    comparison's verdict), C(report.md) and C(report.html) (one self-contained file with inline
+    SVG charts). The reports show the header, the verdict counts per corrected family, the environment
+    per cell with the keys that differ, per benchmark a side-by-side table (rows = metrics, columns =
+    cells, baseline first, each entry C(mean ± CI95 (n)) with the delta to the baseline, its verdict -
+    better, worse, equivalent or inconclusive with the repetitions it would need - the detectable
+    effect and the min-max), the tool's own tables (dd's table of the field reports), latency
+    percentiles and each cell's latency CDF over its baseline's, the trap flags, the variance gate and
+    the failed or missing cells. Both open with the overview (per benchmark and cell the delta vs its
+    baseline with its 95% CI and verdict, a forest plot), then the pivots (C(pivot)), the aggregates of
+    runs started together in one step, and the environment keys that differ. With a pivot,
+    C(pivot.csv) too; with latency histograms or iperf3 intervals, C(distributions.csv). It prints a
     summary that fits 100 columns.
   - While the benchmarks run, prints one progress line per run started (index, total, elapsed time
     and an estimate of the time left), from the C(bench_run_item) fact C(benchlab.bench.bench_run) sets as each run starts.
@@ -38,7 +42,16 @@ description:
     asserts. Every record is appended whole and fsynced the moment it arrives; a C(results.jsonl)
     whose last line was cut short is repaired (complete records kept, the dropped bytes named)
     before the next append; files are replaced by an fsynced rename; the history is stored before
-    the reports are rendered, so a renderer that fails costs neither the history nor the other files.
+    the reports are rendered, so a renderer that fails costs neither the history nor the other files;
+    it fails the run (ansible-playbook exits 1 unless the play already failed).
+  - One play writes a run. The callback holds a lock on the run directory (C(.benchlab-run.lock), an
+    flock naming its pid, host and start) from the start of the play to its end; a play with a run
+    id another running play holds is refused before any host is touched. A play that wrote nothing
+    leaves no run directory.
+  - Records of a resumed run (C(bench_plan.resume.records)) pass the checks of a new record (the
+    record schema, finite numbers, label names as names); the lines the C(benchlab.bench.run_state)
+    lookup set aside (C(resume.set_aside)) and any record failing them are listed in
+    C(results.json) as invalid, never analysed or rendered.
   - A dry run (C(ansible-playbook --check)) is never taken for a run. The callback writes the plan
     instead (C(dry-run.json) and a C(report.md) headed DRY RUN, and a DRY RUN section on the
     terminal) with, per host and run, the command each benchmark would run, the paths and devices it
@@ -89,14 +102,22 @@ options:
         key: summary
   history_db:
     description:
-      - The SQLite history every finished run is stored in (by run id), for C(benchlab.bench.compare)
-        (C(playbooks/compare.yml)). A team share works (rollback journal and a busy timeout, no WAL); a
-        new file is created 0600, missing parent directories 0700.
+      - The history every finished run is stored in (by run id), for C(benchlab.bench.compare)
+        (C(playbooks/compare.yml)) and C(benchlab.bench.trend) - a path (an embedded SQLite file), a
+        PostgreSQL URL C(postgresql://USER@HOST:PORT/DBNAME) for a history a team shares (psycopg 3; the
+        password from C(PGPASSWORD), C(~/.pgpass) or a service file, never in the URL, where it is
+        refused), or V(off).
+      - A SQLite file is benchlab's own, on a local file system. A network file system (NFS, SMB/CIFS,
+        9p, sshfs and other FUSE) is refused, naming the PostgreSQL option; so are a symbolic link in its
+        place and a SQLite database without the mark of benchlab. A new file is created 0600, missing parent
+        directories 0700.
       - A run id belongs to the controller (host name and run directory) that stored it first; only a
         resume of that run on that controller may extend it; another controller reusing the run id is
         refused before any host is touched.
       - Default C($XDG_DATA_HOME/benchlab/history.sqlite), i.e. C(~/.local/share/benchlab/history.sqlite).
-        V(off) turns the history off. A failure to store is a warning; the run's files are kept.
+        V(off) turns the history off. A failure to store (a database lost mid-run) is an error that
+        names the command storing the run directory later (C(benchlab.bench.history)); the run's files
+        are kept.
     type: str
     env:
       - name: BENCHLAB_HISTORY_DB
@@ -151,7 +172,7 @@ from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import matrix_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import matrix_problems, record_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
 from ansible_collections.benchlab.bench.plugins.plugin_utils.callback_compat import (
@@ -160,13 +181,14 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.collection_info imp
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import DRY_RUN_STATUS, DryRun
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_markdown as render_dry_run_md
 from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_terminal as render_dry_run_terminal
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (HistoryError, check_run_id,
-                                                                             controller_fingerprint, store_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (HistoryError, controller_fingerprint,
+                                                                             store_later, store_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import preflight as history_preflight
 from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
-                                                                            new_run_id)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, RunLock,
+                                                                            check_output_dir, new_run_id)
 
 # The plan play of playbooks/bench.yml asserts this is empty (it holds the preflight's error).
 PREFLIGHT_ENV = 'BENCHLAB_PREFLIGHT_ERROR'
@@ -216,6 +238,8 @@ class CallbackModule(CallbackBase):
         self.reported = False
         self.dry_run = None  # a DryRun in check mode
         self.preflight_error = None
+        self.unwritten = []  # report files the end of the play could not write (the run then fails)
+        self.lock = None  # the run directory's RunLock, held for the play's lifetime
         self._repaired = set()  # files of a run directory checked for a partial last line
         self._pending = []  # (name, obj) appends that failed, written again before the next one
         self._pid = os.getpid()
@@ -243,7 +267,8 @@ class CallbackModule(CallbackBase):
 
     def _preflight(self):
         """The checks before any host is touched: a valid run id, an output directory and a
-        history directory that take files and have free space, a run id no other controller owns.
+        history directory that take files and have free space, a run id no other controller owns
+        and no other running play holds (the run directory's lock, held from here to the end).
         The first problem is exported in BENCHLAB_PREFLIGHT_ERROR (for the plan play to assert)
         and shown as an error."""
         if not self.preflight_error:
@@ -251,14 +276,25 @@ class CallbackModule(CallbackBase):
                 check_output_dir(self.rundir.base, 'benchlab output directory')
                 history = history_db(self.get_option('history_db'))
                 if history and not self.dry_run:
-                    check_output_dir(os.path.dirname(history), 'benchlab history directory', HISTORY_MIN_FREE,
-                                     'BENCHLAB_HISTORY_DB')
-                    check_run_id(history, self.rundir.run_id, controller_fingerprint(self.rundir.path)[0])
+                    history_preflight(history, self.rundir.run_id, self.rundir.path, HISTORY_MIN_FREE)
+                self._lock_run()
             except (OutputDirError, HistoryError) as e:
                 self.preflight_error = 'benchlab.bench.report: %s' % e
         os.environ[PREFLIGHT_ENV] = self.preflight_error or ''
         if self.preflight_error:
             self._display.error('%s (nothing is run: fix it and start again)' % self.preflight_error)
+
+    def _lock_run(self):
+        """Hold the run directory's lock (plugin_utils/rundir.py RunLock) until the play ends: a
+        second play with this run id is refused (RunInUse) before any host is touched."""
+        if self.lock is None or self.lock.rundir is not self.rundir:
+            self._unlock_run()
+            self.lock = RunLock(self.rundir)
+        self.lock.acquire()
+
+    def _unlock_run(self):
+        if self.lock is not None:
+            self.lock.release()
 
     # -- collecting -------------------------------------------------------------------------
 
@@ -345,7 +381,7 @@ class CallbackModule(CallbackBase):
         self._keep_sysinfo(res, host)
         hosts = res.get('bench_result_hosts') if isinstance(res.get('bench_result_hosts'), list) else []
         for i, rec in enumerate(_records_of(res)):
-            errors = validate_record(rec)
+            errors = record_problems(rec)   # the same checks as a resumed record's (plugin_utils/validation.py)
             # an import (benchlab.bench.import_results) names the host each record was measured on
             stored = dict(rec, host=hosts[i] if i < len(hosts) and isinstance(hosts[i], str) else host)
             labels = rec.get('labels') if isinstance(rec.get('labels'), dict) else {}
@@ -372,16 +408,56 @@ class CallbackModule(CallbackBase):
         into that run's directory and start from the earlier records that still count."""
         resume = plan.get('resume') if isinstance(plan.get('resume'), dict) else None
         if resume and resume.get('run_id') and resume['run_id'] != self.rundir.run_id and not self.records:
-            self.rundir = RunDir(self.rundir.base, resume['run_id'])
+            self._switch_run(resume['run_id'])
         if resume:  # records that arrived before the plan are new: never among the earlier ones
-            self.records = [r for r in resume.get('records') or [] if isinstance(r, dict)] + self.records
+            self.records = self._resumed(resume) + self.records
             self._display.display('benchlab: resuming run %s: %d run(s) already measured, %d to go' % (
                 self.rundir.run_id, resume.get('skipped', 0), len(plan.get('runs') or [])))
-            plan = dict(plan, resume=dict((k, v) for k, v in resume.items() if k != 'records'))
+            plan = dict(plan, resume=dict((k, v) for k, v in resume.items() if k not in ('records', 'set_aside')))
+            plan['resume']['set_aside_lines'] = [a.get('line') for a in self._set_aside_of(resume)]
         self.plan = plan
         self.keys = plan_keys(plan)
         if self.dry_run is None:  # a dry run's plan goes into dry-run.json, never over a run's plan.json
             self.rundir.write_json('plan.json', self.plan)
+
+    def _switch_run(self, run_id):
+        """Write into the resumed run's directory (bench_resume), holding its lock instead of this
+        play's own. Another play holding it (the plan play's run_state check refuses that first)
+        keeps this play in its own directory, saying so: two plays never write one run."""
+        previous, lock = self.rundir, self.lock
+        self.rundir, self.lock = RunDir(previous.base, run_id), None
+        try:
+            self._lock_run()
+        except OutputDirError as e:
+            self.rundir, self.lock = previous, lock
+            self._display.error('benchlab.bench.report: %s; this play keeps writing run %s' % (e, previous.run_id))
+            return
+        if lock is not None:
+            lock.release()
+
+    @staticmethod
+    def _set_aside_of(resume):
+        return [a for a in resume.get('set_aside') or [] if isinstance(a, dict)]
+
+    def _resumed(self, resume):
+        """The earlier records of a resumed plan that pass the checks of a new record; the lines the
+        run_state lookup set aside (resume.set_aside) and any record failing them here are listed as
+        invalid (results.json, the report's invalid list), never analysed or rendered."""
+        for item in self._set_aside_of(resume):
+            errors = [str(e) for e in item.get('errors') or []] or ['not a valid record']
+            self.invalid.append(dict(host=str((item.get('record') or {}).get('host') or '?') if isinstance(
+                item.get('record'), dict) else '?', task='results.jsonl line %s (resumed)' % item.get('line'),
+                errors=errors, record=item.get('record')))
+        kept = []
+        for rec in resume.get('records') or []:
+            errors = record_problems(rec, stored=True)
+            if errors:
+                self.invalid.append(dict(host=str(rec.get('host') or '?') if isinstance(rec, dict) else '?',
+                                         task='resumed record', errors=errors, record=rec))
+                self._display.warning('benchlab.bench.report: resumed record set aside: %s' % printable('; '.join(errors)))
+            else:
+                kept.append(rec)
+        return kept
 
     def _progress(self, run):
         """One line per run started: `[cell 3/24] fio randread on guest-2 (loop, bridged) — elapsed
@@ -475,10 +551,13 @@ class CallbackModule(CallbackBase):
         atexit.register(self._at_exit)
 
     def _on_signal(self, signum, frame):
-        if os.getpid() == self._pid and not self.reported:
+        # nothing measured and no plan (an import killed before its records arrived): nothing stored
+        if os.getpid() == self._pid and not self.reported and (self.records or self.plan):
             self._display.display('benchlab: %s received, writing the report of what was measured' % (
                 signal.Signals(signum).name), color=C.COLOR_WARN)
             self._write_safely('interrupted')
+        if os.getpid() == self._pid:
+            self._unlock_run()  # Ansible's handler (and the default action) end the process without atexit
         previous = self._chained.get(signum)
         if callable(previous):
             return previous(signum, frame)
@@ -493,6 +572,8 @@ class CallbackModule(CallbackBase):
     def _at_exit(self):
         if os.getpid() == self._pid and not self.reported and (self.records or self.plan):
             self._write_safely('interrupted')
+        if os.getpid() == self._pid:
+            self._unlock_run()
 
     def _write_safely(self, status):
         try:
@@ -505,11 +586,26 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_stats(self, stats):
         if not (self.records or self.invalid or self.plan):
+            self._unlock_run()
             return  # nothing ran (bench.yml stops at its first task when the preflight failed)
         if self.dry_run is not None:
             self.write_dry_run()
+            self._unlock_run()
             return
         self.write_report(status='complete')
+        self._unlock_run()
+        self._fail_when_unwritten(stats)
+
+    def _fail_when_unwritten(self, stats):
+        """A report file that could not be written fails the run visibly: ansible-playbook exits 1
+        (after every file that could be written, and the history, are stored). A play that failed on
+        its own already exits non-zero and is left to do so."""
+        failed = any((getattr(stats, 'failures', None) or {}).values()) or any((getattr(stats, 'dark', None) or {}).values())
+        if not self.unwritten or failed:
+            return
+        self._display.error('benchlab.bench.report: the run fails: %s not written (see above); what was written '
+                            'is kept' % ', '.join(self.unwritten))
+        raise SystemExit(1)
 
     def _meta(self, status):
         finished = datetime.datetime.now(datetime.timezone.utc)
@@ -533,8 +629,9 @@ class CallbackModule(CallbackBase):
         self._display.display('benchlab dry run: %s (nothing stored in the history)' % report, color=C.COLOR_OK)
 
     def _store_history(self, doc):
-        """Store the run in the history; failing to store is an error on the terminal and never
-        costs the run's files."""
+        """Store the run in the history; failing to store is an error on the terminal, with the
+        command that stores the run directory later, and never costs the run's files."""
+        history = None
         try:
             history = history_db(self.get_option('history_db'))
             if history:
@@ -546,8 +643,25 @@ class CallbackModule(CallbackBase):
         except HistoryError as e:
             self._display.error('benchlab.bench.report: run %s not stored in the history: %s (the run directory %s '
                                 'holds every record)' % (self.rundir.run_id, e, self.rundir.path))
+            if history:
+                self._display.display('benchlab history: to store run %s later: %s' % (
+                    self.rundir.run_id, store_later(self.rundir.path, history, self.get_option('run_label'))),
+                    color=C.COLOR_WARN)
         except Exception as e:  # pylint: disable=broad-except
             self._display.warning('benchlab.bench.report: run %s not stored in the history: %s' % (self.rundir.run_id, e))
+
+    def _analysis(self, errors):
+        """(analysis, report files not to render). An analysis that fails is an error like a
+        renderer's: results.json (with an empty analysis naming the error), results.csv and the
+        history keep every record; report.md, report.html and pivot.csv, which would show nothing,
+        are not written."""
+        try:
+            return analyze(self.records, self.plan, self.sysinfo, pivot=self.get_option('pivot'),
+                           baseline_by=self.get_option('baseline_by')), ('results.json',)
+        except Exception as e:  # pylint: disable=broad-except
+            failed = ValueError('the analysis failed (%s: %s)' % (type(e).__name__, e))
+            errors.extend((name, failed) for name in ('report.md', 'report.html'))
+            return (dict(benchmarks=[], error=str(failed)), ('results.json', 'report.md', 'report.html', 'pivot.csv'))
 
     def write_report(self, status):
         """results.json first (with every record), then the history, then the other files: a
@@ -556,17 +670,17 @@ class CallbackModule(CallbackBase):
             return self.write_dry_run()
         self.reported = True
         self._flush()  # appends that failed earlier: one more try
-        analysis = analyze(self.records, self.plan, self.sysinfo, pivot=self.get_option('pivot'),
-                           baseline_by=self.get_option('baseline_by'))
+        errors, paths = [], {}
+        analysis, skip = self._analysis(errors)
         meta = self._meta(status)
         doc = dict(meta, records=self.records, environment=self.sysinfo, plan=self.plan, analysis=analysis)
-        errors, paths = [], {}
         try:
             paths['results.json'] = self.rundir.write_text('results.json', results_json(doc))
         except Exception as e:  # pylint: disable=broad-except
             errors.append(('results.json', e))
         self._store_history(doc)
-        paths.update(write_reports(self.rundir, doc, errors=errors, skip=('results.json',)))
+        paths.update(write_reports(self.rundir, doc, errors=errors, skip=skip))
+        self.unwritten = [name for name, _e in errors]
         for name, e in errors:
             self._display.error('benchlab.bench.report: %s not written: %s: %s (results.jsonl and the history hold '
                                 'the records)' % (os.path.join(self.rundir.path, name), type(e).__name__, e))

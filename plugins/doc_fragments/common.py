@@ -28,6 +28,13 @@ options:
         V(quiesce_wait_s) (default V(0)) it first waits up to that long for the 1-minute load average
         to drop below V(max_load_per_cpu) (default V(0.75)) times the CPU count; the load average
         itself is recorded (C(load_before)), never the verdict.
+      - With V(quiesce), another benchlab run measuring on the same host also makes the record not
+        quiet (C(not_quiet)), its run id listed in C(params.guards.other_runs). Every tool a benchmark
+        module starts carries its run id in the environment variable C(BENCHLAB_OWNER_RUN), and the
+        module looks for tools carrying another run id before the measurement (waiting for them like
+        for other benchmarks) and every second while its tool runs. The run's own tools never count,
+        nor does a process only named like a benchmark tool. Other users' processes are seen only
+        when the module runs as root.
       - V(cooldown_s) (default V(0)) sleeps before measuring; the bench_run role sets it between
         repetitions.
       - V(warmup) (default V(false)) marks a run that is stored but not counted by the analysis.

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: compare
-short_description: Compare a candidate with its baseline, with significance
+short_description: Compare a candidate with its baseline, and conclude
 version_added: 0.1.0
 description:
   - Compares a candidate measurement with a baseline. Each side may be a number, a list of
     repetitions or a summary from M(benchlab.bench.summarize).
   - Returns the difference in % of the baseline (C(delta_pct)) with its 95% confidence interval
-    (C(ci_pct), Welch), the p-value, whether the difference is C(significant) or within noise, and
-    C(slower_pct), the field reports' "slower than Test 1 (in %)" column; C(1 - baseline/candidate)
-    for lower-is-better values such as durations, C(1 - candidate/baseline) for higher-is-better ones.
+    (C(ci_pct), Welch), C(slower_pct), the field reports' "slower than Test 1 (in %)" column
+    (C(1 - baseline/candidate) for lower-is-better values such as durations, C(1 - candidate/baseline)
+    for higher-is-better ones), and the conclusion - C(verdict) C(better), C(worse), C(equivalent)
+    (within O(equivalence_margin_pct) by two one-sided tests) or C(inconclusive) with
+    C(repetitions_needed), beside C(mde_pct) (the smallest difference this data could detect), C(p),
+    C(p_equivalence) and the C(test) that decided (C(welch); C(mann-whitney) for skewed lists such as
+    latencies when the sample sizes let a rank test decide). One comparison alone, so no correction.
 options:
   _input:
     description: The candidate.
@@ -33,6 +37,10 @@ options:
     description: Significance level.
     type: float
     default: 0.05
+  equivalence_margin_pct:
+    description: The equivalence margin in % of the baseline mean.
+    type: float
+    default: 5.0
 author:
   - benchlab.bench maintainers (@benchlab)
 '''
@@ -45,6 +53,12 @@ EXAMPLES = r'''
 - name: Repetitions of two cells
   ansible.builtin.debug:
     msg: "{{ [80.1, 79.5, 80.4] | benchlab.bench.compare([100.2, 99.1, 100.9]) }}"
+  # verdict: worse, delta_pct: -20.1, mde_pct: 2.2, p: 0.00006, test: welch
+
+- name: Two layers the same within 3 %?
+  ansible.builtin.debug:
+    msg: "{{ ([100.4, 99.8, 100.1, 100.3] | benchlab.bench.compare([100.0, 100.2, 99.9, 100.1],
+             equivalence_margin_pct=3)).verdict }}"  # equivalent
 '''
 
 RETURN = r'''
@@ -59,11 +73,30 @@ _value:
       description: 95% confidence interval of that difference in % (null with fewer than 2 values a side).
       type: list
     p:
-      description: Two-sided p-value of Welch's t-test.
+      description: Two-sided p-value of the test that decided (null with fewer than 2 values a side).
       type: float
     significant:
-      description: p < alpha; null when there is too little data to tell.
+      description: The verdict is better or worse; null when there is too little data to tell.
       type: bool
+    verdict:
+      description: better, worse, equivalent or inconclusive.
+      type: str
+      sample: worse
+    mde_pct:
+      description: The smallest difference, in % of the baseline mean, these data could detect (alpha 0.05, power 0.8).
+      type: float
+    p_equivalence:
+      description: The p-value of the two one-sided tests against the equivalence margin.
+      type: float
+    test:
+      description: The test that decided, C(welch) or C(mann-whitney).
+      type: str
+    repetitions_needed:
+      description: For an inconclusive verdict, the repetitions per side that would settle it at this spread.
+      type: int
+    reason:
+      description: Why the verdict is inconclusive.
+      type: str
     slower_pct:
       description: The field reports' "slower than Test 1 (in %)".
       type: float
@@ -74,9 +107,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import StatsError, compare as _compare
 
 
-def compare(candidate, baseline, better='higher', alpha=0.05):
+def compare(candidate, baseline, better='higher', alpha=0.05, equivalence_margin_pct=5.0):
     try:
-        return _compare(candidate, baseline, better=better, alpha=float(alpha))
+        return _compare(candidate, baseline, better=better, alpha=float(alpha), margin_pct=float(equivalence_margin_pct))
     except (StatsError, TypeError, ValueError) as e:
         raise AnsibleFilterError('compare: %s' % e)
 

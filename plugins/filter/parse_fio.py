@@ -16,7 +16,8 @@ description:
   - A job is its name within its stonewall group. Its C(numjobs) workers, which fio lists one by one
     without C(group_reporting), are one record - their aggregate as fio's C(group_reporting) computes
     it (p99 from the merged latency histogram of C(json+), else the worst worker's) - with each
-    worker's figures in the record's C(workers.detail).
+    worker's figures in the record's C(workers.detail). With C(json+) the record also keeps the merged
+    completion-latency histogram per direction (C(distributions.read_clat), C(distributions.write_clat)).
   - fio error lines printed ahead of the JSON document and jobs with a non-zero C(error) fail with
     fio's message instead of producing numbers.
 options:

@@ -31,6 +31,13 @@ options:
   run_id:
     description: The run id being resumed, recorded in the plan.
     type: str
+  set_aside:
+    description:
+      - The lines of the earlier attempt's C(results.jsonl) that were not valid records (the
+        C(benchlab.bench.run_state) lookup's C(set_aside)); carried in C(resume.set_aside) so the
+        report callback lists them as invalid (never rendered as results).
+    type: list
+    elements: dict
 author:
   - benchlab.bench maintainers (@benchlab)
 '''
@@ -38,7 +45,7 @@ author:
 EXAMPLES = r'''
 - name: Resume a run
   ansible.builtin.set_fact:
-    bench_plan: "{{ bench_plan | benchlab.bench.resume_plan(state.plan, state.records, state.run_id) }}"
+    bench_plan: "{{ bench_plan | benchlab.bench.resume_plan(state.plan, state.records, state.run_id, state.set_aside) }}"
   vars:
     state: "{{ lookup('benchlab.bench.run_state', bench_resume) }}"
 '''
@@ -48,7 +55,8 @@ _value:
   description:
     - The plan with the runs still to do, and C(resume) = C(run_id), C(skipped) (runs left out),
       C(done) (runs found per benchmark and cell), C(changed) (pairs measured again because their
-      definition changed) and C(records) (the earlier records that still count).
+      definition changed), C(records) (the earlier records that still count) and C(set_aside)
+      (the lines that were not valid records).
   type: dict
 '''
 
@@ -57,15 +65,17 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import resume_plan as _resume_plan
 
 
-def resume_plan(plan, previous_plan, records, run_id=None):
+def resume_plan(plan, previous_plan, records, run_id=None, set_aside=None):
     if not isinstance(plan, dict) or 'runs' not in plan:
         raise AnsibleFilterError('resume_plan: the input must be a plan from benchlab.bench.matrix_plan')
     if previous_plan is not None and not isinstance(previous_plan, dict):
         raise AnsibleFilterError('resume_plan: previous_plan must be a plan (dict) or null')
     if not isinstance(records, list):
         raise AnsibleFilterError('resume_plan: records must be a list, got %s' % type(records).__name__)
+    if set_aside is not None and not isinstance(set_aside, list):
+        raise AnsibleFilterError('resume_plan: set_aside must be a list, got %s' % type(set_aside).__name__)
     try:
-        return _resume_plan(plan, previous_plan, records, run_id)
+        return _resume_plan(plan, previous_plan, records, run_id, set_aside=set_aside)
     except (KeyError, TypeError, AttributeError) as e:
         raise AnsibleFilterError('resume_plan: malformed plan or record: %s' % e)
 

@@ -15,6 +15,14 @@ description:
   - A line of C(results.jsonl) that is not valid JSON (the last one, when the machine died while
     writing it), or JSON but not an object, is skipped, counted and named (file and line number) in
     a warning, never fatal. The report callback repairs a partial last line before it appends.
+  - A run that a running play holds (its run directory's lock, which the report callback holds for
+    the play's lifetime) is named in RV(_raw[].in_use) (the holder's pid, host and start, and the
+    message); the plan of C(playbooks/bench.yml) refuses to resume it. The calling play's own lock
+    does not count.
+  - Every record read back goes through the validation of a new record (the record schema, every
+    number finite, metric names, units and label names as names); one that fails is set aside
+    (RV(_raw[].set_aside)), named with its line number and errors in a warning, and never counted,
+    resumed or rendered.
 options:
   _terms:
     description: The run id (one directory name).
@@ -59,14 +67,22 @@ _raw:
       description: The plan of the earlier attempt (C(plan.json)), or null.
       type: dict
     records:
-      description: The records of C(results.jsonl).
+      description: The valid records of C(results.jsonl).
+      type: list
+      elements: dict
+    set_aside:
+      description: The lines of C(results.jsonl) that are JSON objects but not valid records, each with its line number and errors.
       type: list
       elements: dict
     unreadable_lines:
       description: Lines of C(results.jsonl) that were not a JSON object and were skipped.
       type: int
+    in_use:
+      description:
+        - Null, or the play that holds the run now (C(pid), C(host), C(since), C(message)).
+      type: dict
     problems:
-      description: One message per skipped line (file, line number, why).
+      description: One message per skipped or set-aside line (file, line number, why).
       type: list
       elements: str
 '''
@@ -79,7 +95,9 @@ from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import report_dir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, read_jsonl
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, in_use_message, lock_holder, read_jsonl
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import checked_records
 
 display = Display()
 
@@ -95,14 +113,20 @@ class LookupModule(LookupBase):
                 path = RunDir(base, run_id).path
             except ValueError as e:
                 raise AnsibleLookupError('run_state: %s' % e)
-            state = dict(run_id=run_id, path=path, found=False, plan=None, records=[], unreadable_lines=0, problems=[])
+            state = dict(run_id=run_id, path=path, found=False, plan=None, records=[], set_aside=[], unreadable_lines=0,
+                         problems=[], in_use=None)
+            holder = lock_holder(path)
+            if holder is not None:
+                state['in_use'] = dict(holder, message=in_use_message(run_id, holder))
             jsonl = os.path.join(path, 'results.jsonl')
             if os.path.isfile(jsonl):
                 state['found'] = True
-                state['records'], state['problems'] = read_jsonl(jsonl)
+                numbered, state['problems'] = read_jsonl(jsonl, numbered=True)
                 state['unreadable_lines'] = len(state['problems'])
+                state['records'], state['set_aside'], invalid = checked_records(numbered, jsonl)
+                state['problems'].extend(invalid)
                 for problem in state['problems']:
-                    display.warning('benchlab.bench.run_state: %s' % problem)
+                    display.warning('benchlab.bench.run_state: %s' % printable(problem))
             plan = os.path.join(path, 'plan.json')
             if os.path.isfile(plan):
                 try:

@@ -14,7 +14,8 @@ argv:
 - the device guard (module_utils/devguard.py) for every device a module writes;
 - the methodology guards (common.start_measurement), and the quiet verdict over the run: the CPU
   time other processes used while the tool ran (guards.run_verdict; this run's own tree, its
-  process group and the tool's session are left out);
+  process group and the tool's session are left out), and other benchlab runs' tools seen while it
+  ran (guards.OtherRuns: every tool started here carries guards.OWNER_ENV with the run id);
 - running the tool timed, in a session of its own whose process group and leader start time are
   recorded in the marker while it runs;
 - parse-or-fail (runner.fail with the output tails);
@@ -42,11 +43,13 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import describe, start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import cpu_snapshot, other_cpu, own_processes, run_verdict
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
+    OWNER_ENV, WATCH_INTERVAL_S, OtherRuns, cpu_snapshot, other_cpu, other_runs_verdict, owner_mark, own_processes,
+    run_verdict)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
-    create_workdir, proc_start_time, remove_tree, stop_recorded, update_marker)
+    create_workdir, proc_start_time, remove_tree, stop_recorded, system_directory_problem, update_marker)
 
 PLACEHOLDER = 'XXXXXX'
 STOP_SIGNALS = ('SIGTERM', 'SIGHUP', 'SIGINT')
@@ -82,6 +85,8 @@ class BenchRun(object):
         self.parent = None
         self._running = None
         self._guard = None
+        self.mark = owner_mark(module.params.get('run_id'))
+        self._others = None
         self._handlers = {}
         self._errors = (OSError, IOError, Interrupted) + tuple(errors)
         if module.params.get('describe'):
@@ -147,11 +152,15 @@ class BenchRun(object):
 
     def workdir_in(self, parent, name=None, keep=None):
         """A private work directory with its ownership marker in `parent` (a placeholder path in
-        check mode), removed at the end unless keep. Without `name` it is the run's work
+        check mode), removed at the end unless keep; refused when `parent` resolves to / or into a
+        directory of the operating system (workdir.system_directory_problem). Without `name` it is the run's work
         directory (``self.workdir``); with one (``benchlab-<name>-*``) an extra owned directory,
         such as dd's random source in /dev/shm."""
         keep = self.keep if keep is None else keep
         tool = name or self.tool
+        problem = system_directory_problem(parent)
+        if problem:
+            self.refuse(problem)
         if self.check_mode:
             path = os.path.join(parent, 'benchlab-%s-%s' % (tool, PLACEHOLDER))
         else:
@@ -194,7 +203,8 @@ class BenchRun(object):
     def measure(self, params, warnings=None, competing=None):
         """The methodology guards, right before the measurement."""
         warnings = self.warnings if warnings is None else warnings
-        done = start_measurement(self.module, params, warnings, competing=competing)
+        self._others = OtherRuns(self.mark)
+        done = start_measurement(self.module, params, warnings, competing=competing, others=self._others)
         self._guard = (done, warnings)    # the next run() measures the other processes' CPU
         return done
 
@@ -206,6 +216,7 @@ class BenchRun(object):
         argv = [str(a) for a in argv]
         env = dict(os.environ)
         env.update(C_LOCALE)
+        env[OWNER_ENV] = self.mark    # other runs on this host see whose tool this is
         owned = [path for path, _keep in self.owned]
         own_session = bool(owned)
         guard, self._guard = self._guard, None
@@ -219,16 +230,34 @@ class BenchRun(object):
         finally:
             devnull.close()
         if own_session:
-            self._running = (proc.pid, proc_start_time(proc.pid), self.workdir)
+            self._running = (proc.pid, proc_start_time(proc.pid))
             for path in owned:
                 update_marker(path, pgid=proc.pid, pid_start=self._running[1])
-        out, err = proc.communicate(data)
+        out, err = self._communicate(proc, data, self._others if guard else None)
         duration = time.monotonic() - start
         self._running = None
         if guard:
             self._quiet_verdict(guard, before, duration, [proc.pid] if own_session else [])
+            other_runs_verdict(guard[0], guard[1], self._others)
         return CommandResult(argv, proc.returncode, to_native(out, errors='surrogate_or_strict'),
                              to_native(err, errors='surrogate_or_strict'), duration)
+
+    @staticmethod
+    def _communicate(proc, data, others):
+        """proc.communicate(data); with `others` (guards.OtherRuns), other benchlab runs' tools are
+        looked for every WATCH_INTERVAL_S seconds while the tool runs, and once at its end."""
+        if others is None:
+            return proc.communicate(data)
+        first = True
+        while True:
+            try:
+                out, err = proc.communicate(data if first else None, timeout=WATCH_INTERVAL_S)
+            except subprocess.TimeoutExpired:
+                first = False
+                others.watch()
+                continue
+            others.watch()
+            return out, err
 
     @staticmethod
     def _quiet_verdict(guard, before, window_s, sessions):
@@ -245,9 +274,9 @@ class BenchRun(object):
     def stop_tool(self):
         """Stop the running tool's recorded processes (failure or interrupt)."""
         if self._running:
-            pgid, start, workdir = self._running
+            pgid, start = self._running
             self._running = None
-            stop_recorded(pgid, start, workdir, grace=3.0)
+            stop_recorded(pgid, start, grace=3.0)
 
     # -- results --------------------------------------------------------------------------
 

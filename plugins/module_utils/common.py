@@ -92,12 +92,13 @@ def describe(module, path=None):
     return info
 
 
-def start_measurement(module, params, warnings, competing=None):
+def start_measurement(module, params, warnings, competing=None, others=None):
     """Apply the methodology guards (module_utils/guards.py) right before measuring: records what
     was done in params['guards'] and adds a warning for each problem. Fails on a bad guards option.
-    `competing` replaces the scan for competing benchmark processes (iperf leaves out its own server)."""
+    `competing` replaces the scan for competing benchmark processes (iperf leaves out its own server);
+    `others` (guards.OtherRuns) looks for other benchlab runs."""
     try:
-        done, notes = apply_guards(module.params.get('guards'), competing=competing)
+        done, notes = apply_guards(module.params.get('guards'), competing=competing, others=others)
     except GuardError as e:
         module.fail_json(msg=str(e))
     params['guards'] = done

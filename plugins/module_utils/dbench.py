@@ -232,3 +232,124 @@ def dbench_record(text, test=None, tool_version=None, labels=None, params=None, 
     return new_record('dbench', test, dbench_metrics(parsed), tool_version=tool_version or parsed['version'],
                       labels=labels, params=params, warnings=warnings, raw_tail=tail(text, 5), workers=workers,
                       flags=list(extra.pop('flags', None) or []) + [ZERO_DATA], **extra)
+
+
+# -- load files (input: checked before dbench runs) -------------------------------------------------
+#
+# How dbench 4.0 reads a load file (child.c child_run and util.c next_token of github.com/sahlberg/dbench,
+# the 4.0 that Debian and EL ship; 5.0 reads the same way into larger buffers):
+# - fgets() into 1024 bytes (a longer line is read as several), then the last character is cut (the
+#   newline; on a last line without one, its last real character);
+# - every backslash becomes '/', then every " /" becomes " ";
+# - the line is split at blanks into at most 19 words; a "..." word keeps its blanks (the quotes are
+#   dropped); dbench 4.0 copies each word into 100 bytes, with no bound check;
+# - a line of fewer than 2 words, or whose first word starts with '#', is skipped; a first word that
+#   starts with a digit is a timestamp and dropped;
+# - the 2nd and 3rd words, when they start with '/', are paths: the -D directory + the word
+#   (snprintf into 1024 bytes: a longer one is cut), with every "client1" in it (the directory
+#   included) replaced by the client's name, client0, client1, ...; the file system then follows `..`.
+# So a load file reaches outside the -D directory through `..` only; the check follows the same rules.
+DBENCH_LINE_MAX = 1022      # fgets(line, 1023): longer lines are read in pieces
+DBENCH_WORD_MAX = 99        # dbench 4.0: malloc(100) per word
+DBENCH_PATH_MAX = 1023      # fname[1024]
+DBENCH_MAX_WORDS = 19
+_MARKER = b'.benchlab-owner.json'
+
+
+_WORD_RE = re.compile(br'(?:[^ "]+|"[^"]*"?)+')
+
+
+def _load_words(line):
+    """dbench's words of one line (bytes), as next_token splits them at ' ' (a "..." part keeps its
+    blanks, an unclosed one runs to the end; the quotes are dropped); at most 19."""
+    return [w.replace(b'"', b'') for w in _WORD_RE.findall(line)[:DBENCH_MAX_WORDS]]
+
+
+def _path_problem(path):
+    """Why a load-file path (dbench's word, '/'-separated) leaves the work directory, or None."""
+    depth = 0
+    for part in path.split(b'/'):
+        if part in (b'', b'.'):
+            continue
+        if part == b'..':
+            depth -= 1
+            if depth < 0:
+                return 'its .. leads out of the work directory'
+        else:
+            if depth == 0 and part == _MARKER:
+                return 'it names the work directory\'s ownership marker'
+            depth += 1
+    return None
+
+
+def _shown(raw):
+    return repr(raw.decode('utf-8', 'backslashreplace').rstrip('\r'))[:200]
+
+
+def _line_problem(raw, line, lineno, name, base):
+    """Why one line of a load file is refused, or None (`line` as dbench keeps it: its last character cut)."""
+    if len(raw) + 1 > DBENCH_LINE_MAX:
+        return ('%s line %d is %d bytes long: dbench reads at most %d bytes of a line and takes the rest for '
+                'another line: split it' % (name, lineno, len(raw), DBENCH_LINE_MAX - 1))
+    if line.startswith(b'RANDOMSTRING'):
+        return ('%s line %d: %s: dbench 5 puts random text into the paths of the lines below (the work '
+                'directory cannot be checked): remove it' % (name, lineno, _shown(raw)))
+    words = _load_words(line.replace(b'\\', b'/').replace(b' /', b' '))
+    long_words = [w for w in words if len(w) > DBENCH_WORD_MAX]
+    if long_words:
+        return ('%s line %d: a word of %d bytes; dbench 4.0 keeps each word in %d bytes and would write past '
+                'them: shorten it (is this a dbench load file?)' % (name, lineno, len(long_words[0]), DBENCH_WORD_MAX + 1))
+    if len(words) < 2 or words[0].startswith(b'#'):
+        return None
+    if words[0][:1].isdigit():
+        words = words[1:]
+    for word in words[1:3]:
+        if not word.startswith(b'/'):
+            continue
+        problem = _path_problem(word)
+        if problem is None and base and base + len(word) + 4 * word.count(b'client1') > DBENCH_PATH_MAX:
+            problem = ('dbench would cut the path at %d bytes (the work directory takes %d of them), which may '
+                       'change where it points' % (DBENCH_PATH_MAX, base))
+        if problem:
+            return ('%s line %d: %s: the path %s is refused: %s (dbench puts its -D work directory in front of '
+                    'every path and follows ..); every path must stay inside the work directory'
+                    % (name, lineno, _shown(raw), _shown(word.replace(b'/', b'\\')), problem))
+    return None
+
+
+def loadfile_problem(data, name='loadfile', workdir=None):
+    """None, or why dbench would act outside its work directory with the load file `data` (bytes),
+    naming the file and the line: a path whose `..` leaves the directory or that names benchlab's
+    marker in it, a line or word longer than dbench's buffers, a NUL byte, a compressed file or
+    dbench 5's RANDOMSTRING (random text in paths: cannot be checked). With `workdir` (dbench's -D),
+    also a path that dbench would cut at 1023 bytes and a directory with "client1" in it (dbench
+    would rename it per client). Only the lines that could be refused are split into words."""
+    if workdir is not None and 'client1' in workdir:
+        return ('%s: the work directory %s contains "client1", which dbench replaces by each client\'s name in '
+                'every path (client0, client2, ...), so its clients would write elsewhere: choose a path '
+                'without "client1"' % (name, workdir))
+    if data[:2] == b'\x1f\x8b':
+        return ('%s is compressed (gzip): dbench 4.0 reads load files as text, and benchlab checks only text: '
+                'decompress it' % name)
+    base = len(workdir.encode('utf-8')) if workdir is not None else 0
+    lines = data.split(b'\n')
+    ends_in_newline = lines[-1] == b''
+    if ends_in_newline:
+        lines.pop()
+    if b'\0' in data:
+        lineno = next(i for i, raw in enumerate(lines, 1) if b'\0' in raw)
+        return '%s line %d: a NUL byte (a load file is text; dbench would cut the line there)' % (name, lineno)
+    # a word longer than a line cannot be; a path cut at 1023 bytes needs a line that long (a "client1"
+    # may grow to "client4095", 11 bytes for 7)
+    limit = min(DBENCH_WORD_MAX, (DBENCH_PATH_MAX - base) * 7 // 11)
+    suspects = [i for i, raw in enumerate(lines) if len(raw) > limit or b'..' in raw or _MARKER in raw
+                or raw.startswith(b'RANDOMSTRING')]
+    if not ends_in_newline and lines and (len(lines) - 1) not in suspects:
+        suspects.append(len(lines) - 1)
+    for i in suspects:
+        raw = lines[i]
+        cut = raw if (ends_in_newline or i < len(lines) - 1) else raw[:-1]
+        problem = _line_problem(raw, cut, i + 1, name, base)
+        if problem:
+            return problem
+    return None

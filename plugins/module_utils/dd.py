@@ -16,12 +16,11 @@ Formats read (fixtures in tests/unit/fixtures/dd, each with the command that mad
   with its final sync, reference 000's ``time dd ...; time sync`` transcript).
 """
 
-import os
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size, rate_to_mb_s
+from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size, rate_to_mb_s
 
 # A decimal number as dd prints it (1, 1.5, .5, 1.5e-05): one dot at most, so "0.00.0" is not one.
 _NUMBER = r'(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?'
@@ -201,26 +200,3 @@ def space_needed(test, size, target_dir, source_dir=None):
     if source_dir and test == 'write':
         needs.append((source_dir, size))
     return needs
-
-
-def free_space_problem(needs, statvfs=os.statvfs, stat=os.stat):
-    """None, or a message naming the directory, the bytes needed and the bytes available, for the
-    first filesystem that cannot hold what `needs` ([(directory, bytes)]) writes into it.
-    Directories on the same filesystem add up."""
-    per_fs = []
-    for directory, nbytes in needs:
-        dev = stat(directory).st_dev
-        for entry in per_fs:
-            if entry[0] == dev:
-                entry[2] += nbytes
-                break
-        else:
-            per_fs.append([dev, directory, nbytes])
-    for _dev, directory, nbytes in per_fs:
-        st = statvfs(directory)
-        avail = st.f_bavail * st.f_frsize
-        if nbytes > avail:
-            return ('not enough free space in %s: dd would write %d bytes (%s) there and only %d bytes (%s) '
-                    'are available: set a smaller size, or free space' % (
-                        directory, nbytes, format_bytes(nbytes), avail, format_bytes(avail)))
-    return None

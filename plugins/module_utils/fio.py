@@ -165,6 +165,22 @@ def _direction(entries, d, names):
     return out, note
 
 
+def group_histograms(entries):
+    """{read_clat, write_clat: latency_histogram} of one job over its workers (the directions that
+    moved data and carry json+ bins)."""
+    out = {}
+    for d in DIRECTIONS:
+        parts = [job.get(d) for job in entries if isinstance(job.get(d), dict)]
+        parts = [p for p in parts if (p.get('io_bytes') or p.get('io_kbytes') or 0) > 0]
+        if not parts:
+            continue
+        lats = [_lat_parts(p) for p in parts]
+        hist = latency_histogram([clat for _lat, clat, _sc in lats], lats[0][2])
+        if hist:
+            out[d + '_clat'] = hist
+    return out
+
+
 def _direction_rates(parts, single):
     """(bytes/s, ops/s) of the workers' parts of one direction: one worker's own figures; several
     summed over the longest runtime (or their own rates summed when fio gave no runtimes)."""
@@ -206,17 +222,41 @@ def _direction_lat_mean(lats, parts):
     return sum(_num(lat, 'mean', w + '.lat') * n for (lat, w, p), n in zip(means, weights)) / total
 
 
+def merged_bins(clats):
+    """The workers' json+ histograms {bucket value: count} summed, or None when one has none."""
+    bins = [_bins(c) for c in clats]
+    if not bins or any(b is None for b in bins):
+        return None
+    merged = {}
+    for b in bins:
+        for k, v in b.items():
+            merged[k] = merged.get(k, 0) + v
+    return merged
+
+
+def latency_histogram(clats, scale):
+    """The record's distributions entry of a direction: the completion-latency histogram merged over
+    the workers, compactly ({kind, of, unit, values, counts}: the buckets with a count, in order), or
+    None without json+ bins. scale: the parts' latency unit in ms (1e-6 for fio 3's ns)."""
+    merged = merged_bins(clats)
+    if not merged:
+        return None
+    items = sorted((k, v) for k, v in merged.items() if v > 0)
+    if not items:
+        return None
+    unit = 'ns' if scale == 1e-6 else 'us'
+    values = [int(k) if float(k).is_integer() else k for k, _v in items]
+    return {'kind': 'histogram', 'of': 'completion latency', 'unit': unit, 'values': values,
+            'counts': [v for _k, v in items]}
+
+
 def _direction_p99(clats, d):
     """(p99, note): one worker's p99, the p99 of the merged histograms, else the worst worker's
     with a note saying so."""
-    bins = [_bins(c) for c in clats]
     if len(clats) == 1:
         return _percentile(clats[0], 99.0), None
-    if all(b is not None for b in bins):
-        merged = {}
-        for b in bins:
-            for k, v in b.items():
-                merged[k] = merged.get(k, 0) + v
+    merged = merged_bins(clats)
+    if merged is not None:
         return merged_percentile(merged, 99.0), None
     found = [v for v in (_percentile(c, 99.0) for c in clats) if v is not None]
     p99 = max(found) if found else None
@@ -342,6 +382,9 @@ def fio_records(text, labels=None, params=None, warnings=None, job_options=None,
         workers = _workers(entries, options, names)
         if workers:
             rec['workers'] = workers
+        histograms = group_histograms(entries)
+        if histograms:
+            rec['distributions'] = histograms
         records.append(rec)
     return records
 

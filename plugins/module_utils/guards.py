@@ -22,11 +22,19 @@
 - `drbd`: set by the bench_run role on a DRBD host: the state of its resources right before the run
   (after waiting for UpToDate), recorded as is; the analysis flags the run when one was not
   UpToDate or resyncing (plugin_utils/traps.py).
+- other benchlab runs: every tool a benchmark module starts carries the environment variable
+  OWNER_ENV with its run's id (module_utils/benchrun.py); a process carrying another run's id is
+  another benchlab run measuring on this host at the same time (competition, ``not_quiet``),
+  seen before the measurement and, while the tool runs, by a scan every WATCH_INTERVAL_S seconds
+  (OtherRuns). Found by that mark only, never by a process name, and a run's own processes (its
+  run id) never count. Another user's processes are visible only to root (their environment is
+  private).
 What was done is returned for the record's ``params.guards``; what went wrong becomes a warning.
 """
 
 import functools
 import os
+import re
 import time
 
 # Processes whose presence means another benchmark (or a compressor) competes for the machine: the
@@ -56,6 +64,11 @@ _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct'
 
 _LISTS = {'drbd': 'a list of DRBD resource states', 'processes': 'a list of process names'}
 _NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'concurrency')
+# The mark every tool a benchmark module starts carries in its environment: its run's id
+# (owner_mark). Set by module_utils/benchrun.py, read by OtherRuns.
+OWNER_ENV = 'BENCHLAB_OWNER_RUN'
+WATCH_INTERVAL_S = 1.0
+_MARK_SHOWN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$')
 # /proc/<pid>/stat flags: a kernel thread (it works for whoever asked, such as writeback for our
 # own writes; not "other load")
 PF_KTHREAD = 0x00200000
@@ -84,6 +97,120 @@ def normalize(guards):
             raise GuardError('guards.concurrency: must be 1 or more, got %r' % (value,))
         out[key] = value
     return out
+
+
+def owner_mark(run_id, pid=None):
+    """The OWNER_ENV value for the tools of a run: its run id; for a module run without one (by hand),
+    'pid-<module pid>', which only this module's tools carry."""
+    return str(run_id) if run_id else 'pid-%d' % (pid or os.getpid())
+
+
+def _read_bytes(path, limit=1 << 20):
+    try:
+        with open(path, 'rb') as f:
+            return f.read(limit)
+    except (OSError, IOError):
+        return None
+
+
+def process_mark(proc, pid):
+    """The OWNER_ENV value in the environment of process `pid`, or None (none, gone, or not
+    readable: another user's process when not root)."""
+    data = _read_bytes(os.path.join(proc, str(pid), 'environ'))
+    prefix = OWNER_ENV.encode('ascii') + b'='
+    for item in (data or b'').split(b'\0'):
+        if item.startswith(prefix):
+            return item[len(prefix):].decode('utf-8', 'replace')
+    return None
+
+
+def _exited(proc, pid):
+    """A zombie (exited, not yet reaped) runs nothing; nor does a process that is gone."""
+    data = _read_bytes(os.path.join(proc, str(pid), 'stat'), 4096)
+    try:
+        return data is None or data.rsplit(b')', 1)[1].split()[0] in (b'Z', b'X')
+    except IndexError:
+        return False
+
+
+def shown_mark(mark):
+    """Another run's mark as shown in a warning: a run id as is, anything else quoted and cut short."""
+    return mark if _MARK_SHOWN_RE.match(mark) else repr(mark[:64])
+
+
+class OtherRuns(object):
+    """The processes of other benchlab runs on this host: those whose environment carries OWNER_ENV
+    with a mark other than `mark` (this run's). current() scans /proc now; start() begins a
+    measurement window and watch() adds what runs now to it; unreported() hands each one found in
+    the window over once. A process's environment is read once per (pid, name) (an exec changes
+    the name and is read again)."""
+
+    def __init__(self, mark, proc='/proc', own_pid=None):
+        self.mark = mark
+        self.proc = proc
+        self.own_pid = own_pid or os.getpid()
+        self._marks = {}
+        self.seen = {}
+        self._reported = set()
+
+    def current(self):
+        """[(pid, name, mark)] of other runs' processes running now."""
+        found, alive = [], {}
+        try:
+            entries = os.listdir(self.proc)
+        except OSError:
+            return found
+        for entry in entries:
+            if not entry.isdigit() or int(entry) == self.own_pid:
+                continue
+            name = _read_bytes(os.path.join(self.proc, entry, 'comm'), 256)
+            if name is None:
+                continue
+            key = (int(entry), name)
+            if key not in self._marks:
+                self._marks[key] = process_mark(self.proc, entry)
+            alive[key] = self._marks[key]
+            mark = self._marks[key]
+            if mark is not None and mark != self.mark and not _exited(self.proc, entry):
+                found.append((int(entry), name.decode('utf-8', 'replace').strip(), mark))
+        self._marks = alive    # forget the processes that are gone
+        return sorted(found)
+
+    def start(self):
+        self.seen = {}
+        self._reported = set()
+        return self.watch()
+
+    def watch(self):
+        now = self.current()
+        for pid, name, mark in now:
+            self.seen.setdefault((pid, name), mark)
+        return now
+
+    def unreported(self):
+        """{mark: ['name[pid]', ...]} of the processes found in the window not handed over yet."""
+        out = {}
+        for (pid, name), mark in sorted(self.seen.items()):
+            if (pid, name) not in self._reported:
+                self._reported.add((pid, name))
+                out.setdefault(mark, []).append('%s[%d]' % (name, pid))
+        return out
+
+
+def other_runs_verdict(record, warnings, others):
+    """Another benchlab run measured on this host during the window of `others` (OtherRuns): the
+    record is not quiet (``not_quiet``), ``other_runs`` names their run ids, and a warning each.
+    A record without a quiesce verdict is left alone."""
+    if others is None or record.get('quiet') is None:
+        return record
+    for mark, procs in sorted(others.unreported().items()):
+        record['quiet'] = False
+        shown = shown_mark(mark)
+        if shown not in record.setdefault('other_runs', []):
+            record['other_runs'].append(shown)
+        warnings.append('machine not quiet: another benchlab run (run id %s) measured on this host at the same time: '
+                        '%s' % (shown, ', '.join(procs[:5])))
+    return record
 
 
 def competing_names(guards):
@@ -208,9 +335,11 @@ START_LATE_WARN_S = 0.5
 
 
 def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloadavg, cpus=None,
-                 competing=None, clock=time.time):
+                 competing=None, clock=time.time, others=None):
     """Apply the guards before a measurement. Returns (params for the record, warnings). `competing`
-    (no arguments -> [(pid, name)]) replaces the scan for the processes competing_names names."""
+    (no arguments -> [(pid, name)]) replaces the scan for the processes competing_names names.
+    `others` (OtherRuns): other benchlab runs are waited for like competing processes, and those
+    still running when the measurement starts make it not quiet; its window starts here."""
     g = normalize(guards)
     if competing is None:
         competing = functools.partial(competing_processes, names=competing_names(g))
@@ -228,8 +357,10 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
         start = now()
         while True:
             load1 = loadavg()[0]
-            others = competing()
-            calm = quiet_verdict(load1, cpus, g['max_load_per_cpu'], others)[0]
+            others_now = competing()
+            runs_now = [(pid, '%s of benchlab run %s' % (name, shown_mark(mark)))
+                        for pid, name, mark in (others.current() if others is not None else [])]
+            calm = quiet_verdict(load1, cpus, g['max_load_per_cpu'], others_now + runs_now)[0]
             waited = now() - start
             if calm or waited >= g['quiesce_wait_s']:
                 break
@@ -237,13 +368,16 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
         # The load average only decides how long to wait: it counts this run's own tool, module and
         # Ansible. The verdict is other benchmarks now, and other processes' CPU over the run
         # (run_verdict, when the skeleton measured the run).
-        quiet = not others
+        quiet = not others_now
         record.update(load_before=round(load1, 2), waited_s=round(waited, 1), quiet=quiet,
                       max_other_cpu_pct=g['max_other_cpu_pct'])
         if not quiet:
             warnings.append('machine not quiet before the measurement: %s%s' % (
-                quiet_verdict(0, cpus, g['max_load_per_cpu'], others)[1],
+                quiet_verdict(0, cpus, g['max_load_per_cpu'], others_now)[1],
                 ' (waited %.0f s)' % waited if g['quiesce_wait_s'] else ''))
+        if others is not None:   # the window starts: other runs running now count
+            others.start()
+            other_runs_verdict(record, warnings, others)
         elif not calm and g['quiesce_wait_s']:
             warnings.append('load average %.2f still above %.2f per CPU after waiting %.0f s (it counts this run\'s '
                             'own processes too: the verdict is the other processes\' CPU during the run)'

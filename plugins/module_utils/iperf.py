@@ -22,6 +22,7 @@ The server process (start, recognise, stop) is module_utils/iperf_server.py.
 """
 
 import json
+import math
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import first_line, quote_line
@@ -161,7 +162,26 @@ def parse_iperf3_json(text):
     if not received_anything(out):
         raise IperfParseError('iperf3 moved no data (throughput 0)')
     out['stream_detail'] = _iperf3_streams(end.get('streams'), protocol)
+    out['intervals'] = _iperf3_intervals(doc.get('intervals'))
     return out
+
+
+def _iperf3_intervals(intervals):
+    """The throughput of each reporting interval (iperf3 -i, 1 s by default) in Mbit/s, in order, and
+    the mean interval length: (values, seconds) from intervals[].sum, leaving out the omitted ones
+    (-O); ([], None) when there are none."""
+    values, seconds = [], []
+    for item in intervals if isinstance(intervals, list) else []:
+        summ = item.get('sum') if isinstance(item, dict) else None
+        if not isinstance(summ, dict) or summ.get('omitted'):
+            continue
+        bps, sec = summ.get('bits_per_second'), summ.get('seconds')
+        if isinstance(bps, bool) or not isinstance(bps, (int, float)) or not math.isfinite(bps) or bps < 0:
+            continue
+        values.append(bps / 1e6)
+        if isinstance(sec, (int, float)) and not isinstance(sec, bool) and sec > 0:
+            seconds.append(float(sec))
+    return values, (sum(seconds) / len(seconds) if seconds else None)
 
 
 def _iperf3_document(text, start):
@@ -475,6 +495,12 @@ def iperf_records(text, stderr='', tool_version=None, labels=None, params=None, 
                      warnings=list(warnings or []) + summary['warnings'],
                      raw_tail=tail(text if summary['format'] != 'iperf3-json' else _json_tail(text), 8),
                      workers=stream_workers(summary), **extra)
+    values, seconds = summary.get('intervals') or ([], None)
+    if len(values) > 1:
+        # the spread within the run: iperf3's throughput per reporting interval
+        rec['distributions'] = {'throughput': dict(
+            {'kind': 'intervals', 'of': 'throughput per reporting interval', 'unit': 'Mbit/s',
+             'values': [round(v, 6) for v in values]}, **({'interval_s': round(seconds, 6)} if seconds else {}))}
     return [rec]
 
 

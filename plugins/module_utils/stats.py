@@ -6,9 +6,10 @@
 
 summarize() gives n, mean, median, stdev, CV, min, max and the 95% confidence interval of the mean
 (Student t); welch() compares two samples (difference, its CI, p-value); compare() turns that into
-the verdict the reports print, including the field reports' "slower than Test 1 (in %)".
+the verdict the reports print (module_utils/inference.py: better, worse, equivalent, inconclusive),
+with the field reports' "slower than Test 1 (in %)".
 The Student t distribution comes from the regularized incomplete beta function (Lentz's continued
-fraction, as in Numerical Recipes 6.4); quantiles are found by bisection on the CDF.
+fraction, as in Numerical Recipes 6.4); quantiles are found by Newton steps on the CDF, bracketed.
 """
 
 import functools
@@ -82,18 +83,28 @@ def t_ppf(p, df):
         return -t_ppf(1.0 - p, df)
     lo, hi = 0.0, 1.0
     while t_cdf(hi, df) < p:
-        hi *= 2.0
+        lo, hi = hi, hi * 2.0
         if hi > 1e12:
             return float('inf')
+    # Newton steps on the CDF (its derivative is the density), kept inside the bracket [lo, hi]
+    # by a bisection step whenever Newton would leave it; a few steps reach 1e-12
+    log_norm = math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
+    t = (lo + hi) / 2.0
     for _step in range(200):
-        mid = (lo + hi) / 2.0
-        if t_cdf(mid, df) < p:
-            lo = mid
+        err = t_cdf(t, df) - p
+        if err < 0:
+            lo = t
         else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2.0
+            hi = t
+        density = math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
+        step = err / density if density > 0 else 0.0
+        nxt = t - step
+        if not lo < nxt < hi:
+            nxt = (lo + hi) / 2.0
+        if abs(nxt - t) < 1e-13 * max(1.0, abs(t)) or hi - lo < 1e-12 * max(1.0, hi):
+            return nxt
+        t = nxt
+    return t
 
 
 # -- one sample ------------------------------------------------------------------------------
@@ -176,6 +187,7 @@ def _as_summary(x, what):
         s = summarize(x)
         if not s['n']:
             raise StatsError('%s: no measured value' % what)
+        s['values'] = [float(v) for v in x if v is not None]
         return s
     raise StatsError('%s: expected a number, a list of numbers or a summary, got %s' % (what, type(x).__name__))
 
@@ -202,35 +214,42 @@ def welch(a, b, confidence=0.95):
     return out
 
 
-def compare(candidate, baseline, better='higher', alpha=ALPHA):
+def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, conclude_now=True):
     """Compare a candidate with its baseline (numbers, lists of repetitions or summaries).
 
     Returns delta_pct (candidate vs baseline, in % of the baseline mean), ci_pct ([low, high] of
-    that difference, Welch), p, significant (p < alpha; None when there is too little data to
-    tell), slower_pct (the field reports' column), worse (True/False/None) and both summaries.
+    that difference, Welch), slower_pct (the field reports' column), both summaries, and the
+    conclusion (module_utils/inference.py, a family of one: no correction): verdict (better, worse,
+    equivalent within +-margin_pct, inconclusive), test, p, p_adjusted, p_equivalence, mde_pct,
+    equivalence_margin_pct, repetitions_needed (for inconclusive) and reason; significant
+    (p < alpha; None when there is too little data to tell) and worse (True/False/None).
+    conclude_now=False leaves the verdict out (None): a report concludes after its correction.
     """
+    from ansible_collections.benchlab.bench.plugins.module_utils.inference import conclude, finish, select_test
     c, b = _as_summary(candidate, 'candidate'), _as_summary(baseline, 'baseline')
     if better not in ('higher', 'lower'):
         raise StatsError("better must be 'higher' or 'lower', got %r" % (better,))
     w = welch(c, b)
     bm = b['mean']
     ci_pct = [x / abs(bm) * 100.0 for x in w['ci']] if (w['ci'] and bm) else None
-    significant = None if w['p'] is None else w['p'] < alpha
-    diff = w['diff']
-    worse = None
-    if significant is not None:
-        worse = significant and ((diff < 0) if better == 'higher' else (diff > 0))
-    return {
+    out = conclude(c, b, better, margin_pct, alpha)
+    if conclude_now:
+        select_test(out, 1, alpha)
+        finish(out, c, b, better, alpha=alpha)
+        out.pop('n_pair', None)
+        out.pop('welch', None)
+    else:
+        out.update(verdict=None, p_adjusted=None, p_equivalence_adjusted=None, repetitions_needed=None)
+    significant = None if out['p'] is None or out['verdict'] is None else out['verdict'] in ('better', 'worse')
+    out.update({
         'delta_pct': delta_pct(c['mean'], bm),
         'ci_pct': ci_pct,
-        'p': w['p'],
         'df': w['df'],
         'significant': significant,
-        'verdict': ('too little data' if significant is None else
-                    ('significant' if significant else 'within noise')),
-        'worse': worse,
+        'worse': None if significant is None else out['verdict'] == 'worse',
         'slower_pct': slower_pct(c['mean'], bm, better),
         'better': better,
         'candidate': c,
         'baseline': b,
-    }
+    })
+    return out

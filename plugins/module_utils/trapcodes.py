@@ -12,8 +12,9 @@ BELOW_2X_RAM = 'below_2x_ram'                      # the data set is smaller tha
 ZERO_DATA = 'zero_data'                            # the tool wrote zeros / compressible data
 NOT_QUIET = 'not_quiet'                            # other processes used the CPU during the run
 SOURCE_ON_TEST_STORAGE = 'source_on_test_storage'  # a source file was read from the storage under test
+UNSAFE_OPTIONS = 'unsafe_options'                  # allow_unsafe_options let through what benchlab does not check
 
-TARGET_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE)
+TARGET_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, UNSAFE_OPTIONS)
 
 # fio options that make the written data zeros, a fixed pattern or compressible/dedupable blocks.
 FIO_COMPRESSIBLE = ('zero_buffers', 'buffer_compress_percentage', 'buffer_pattern', 'dedupe_percentage')

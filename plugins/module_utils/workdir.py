@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/work_cleanup, module_utils/benchrun.
+# Private to benchlab.bench: no API promise. Used by modules/work_cleanup, module_utils/benchrun, modules/dd, modules/fio.
 """Owned work directories (issue 14 section 2, shared contract 2).
 
 Every benchmark work directory is ``<path>/benchlab-<tool>-<random>/`` and holds the marker
@@ -25,9 +25,22 @@ import stat
 import tempfile
 import time
 
+from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
+
 MARKER = '.benchlab-owner.json'
 PREFIX = 'benchlab-'
 MARKER_VERSION = 1
+
+# Where a work directory may be made: anywhere but the operating system's own trees (and / itself),
+# judged after symlinks are resolved. /dev/shm, the tmpfs for data, is the one place under them allowed.
+SYSTEM_TREES = ('/etc', '/usr', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/sys',
+                '/dev')
+ALLOWED_UNDER_SYSTEM = ('/dev/shm',)
+_TREE_NOTES = {
+    '/proc': 'the kernel\'s process and settings interface, not storage',
+    '/sys': 'the kernel\'s device and settings interface, not storage',
+    '/dev': 'device nodes, not storage for files; give a block device itself as the path of dd or fio',
+}
 
 
 def _utc_now():
@@ -76,6 +89,34 @@ def _write_marker(workdir, doc):
     finally:
         os.close(fd)
     os.rename(tmp, os.path.join(workdir, MARKER))
+
+
+def _under(path, tree):
+    return path == tree or path.startswith(tree.rstrip('/') + '/')
+
+
+def system_directory_problem(path, resolve=True, device_paths=False):
+    """None, or why `path` is no place for a work directory: it is / itself or lies in one of the
+    operating system's trees (SYSTEM_TREES: /etc, /usr, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev;
+    /dev/shm excepted), after resolving symlinks (`resolve`; the controller, which cannot see the
+    target, judges the name). With `device_paths`, a name under /dev is left alone (it may be a
+    block device, which the device guard judges); /dev itself is not."""
+    real = os.path.realpath(path) if resolve else os.path.normpath(path)
+    shown = 'path %s' % path + (' resolves to %s, which' % real if real != os.path.normpath(path) else '')
+    if real == '/':
+        return ('%s is the root directory /: benchlab makes its work directory only in a directory on the '
+                'storage you measure (such as /srv/bench or /var/tmp), never in / itself' % shown)
+    if any(_under(real, ok) for ok in ALLOWED_UNDER_SYSTEM):
+        return None
+    if device_paths and real.startswith('/dev/'):
+        return None
+    for tree in SYSTEM_TREES:
+        if _under(real, tree):
+            note = _TREE_NOTES.get(tree, 'part of the operating system')
+            return ('%s is in %s (%s): benchlab makes no work directory in /, %s, nor under them (except %s): '
+                    'give a directory on the storage you want to measure'
+                    % (shown, tree, note, ', '.join(SYSTEM_TREES), ', '.join(ALLOWED_UNDER_SYSTEM)))
+    return None
 
 
 def create_workdir(parent, tool, run_id=None, run_key=None, keep=False):
@@ -137,17 +178,12 @@ def marker_matches(doc, run_id, run_key):
             and doc.get('run_key') == run_key)
 
 
-def _inside(path, directory):
-    directory = directory.rstrip('/') + '/'
-    return path == directory[:-1] or path.startswith(directory)
-
-
-def recorded_processes(pgid, pid_start, workdir=None, proc='/proc'):
+def recorded_processes(pgid, pid_start, proc='/proc'):
     """[(pid, start)] of the processes a run recorded: the group `pgid` while its leader (pid
-    `pgid`) still has the start time `pid_start`, the leader's descendants, and processes started
-    after it whose current directory is inside `workdir` (fio puts each job in a session of its
-    own, with the work directory as its current directory). A leader with another start time
-    means the pid was reused: nothing is returned. Pure over /proc; never matches command lines."""
+    `pgid`) still has the start time `pid_start`, and the leader's descendants (fio puts each job
+    in a session of its own). A leader with another start time means the pid was reused: nothing
+    is returned. Pure over /proc; never matches command lines, and never a working directory (a
+    user's shell sitting in the work directory is not the run's)."""
     if not pgid or pid_start is None:
         return []
     pgid, pid_start = int(pgid), int(pid_start)
@@ -174,17 +210,6 @@ def recorded_processes(pgid, pid_start, workdir=None, proc='/proc'):
                 if child not in found and table[child][2] >= pid_start:
                     found[child] = table[child][2]
                     todo.append(child)
-    if workdir:
-        real = os.path.realpath(workdir)
-        for pid, (_ppid, _group, start) in table.items():
-            if pid in found or start < pid_start or pid == os.getpid():
-                continue
-            try:
-                cwd = os.readlink(os.path.join(proc, str(pid), 'cwd'))
-            except OSError:
-                continue
-            if _inside(cwd, real):
-                found[pid] = start
     return sorted(found.items())
 
 
@@ -201,10 +226,11 @@ def _signal_all(procs, sig, proc='/proc'):
     return sent
 
 
-def stop_recorded(pgid, pid_start, workdir=None, grace=3.0, proc='/proc'):
-    """SIGTERM the recorded processes, wait up to `grace` seconds, SIGKILL the rest.
+def stop_recorded(pgid, pid_start, grace=3.0, proc='/proc'):
+    """SIGTERM the recorded processes, wait up to `grace` seconds, SIGKILL the rest. The processes
+    are listed once before the first signal, so a worker whose parent dies first is still stopped.
     Returns [{pid, signal}] of what was signalled."""
-    procs = recorded_processes(pgid, pid_start, workdir, proc)
+    procs = recorded_processes(pgid, pid_start, proc)
     if not procs:
         return []
     done = dict((pid, 'SIGTERM') for pid in _signal_all(procs, signal.SIGTERM, proc))
@@ -215,7 +241,7 @@ def stop_recorded(pgid, pid_start, workdir=None, grace=3.0, proc='/proc'):
         time.sleep(0.1)
     left = [(pid, start) for pid, start in procs if _live_start(pid, proc) == start]
     # processes the group started meanwhile are ours too
-    left += [p for p in recorded_processes(pgid, pid_start, workdir, proc) if p not in left]
+    left += [p for p in recorded_processes(pgid, pid_start, proc) if p not in left]
     for pid in _signal_all(left, signal.SIGKILL, proc):
         done[pid] = 'SIGKILL'
     for _attempt in range(50):
@@ -259,11 +285,34 @@ def cleanup_owned(paths, run_id, run_key, grace=3.0, check=False, proc='/proc'):
                 out['kept'].append({'path': full, 'reason': 'marker says keep: true'})
                 continue
             if check:
-                procs = recorded_processes(doc.get('pgid'), doc.get('pid_start'), full, proc)
+                procs = recorded_processes(doc.get('pgid'), doc.get('pid_start'), proc)
                 out['stopped'].extend({'dir': full, 'pid': pid, 'signal': None} for pid, _s in procs)
             else:
-                for s in stop_recorded(doc.get('pgid'), doc.get('pid_start'), full, grace, proc):
+                for s in stop_recorded(doc.get('pgid'), doc.get('pid_start'), grace, proc):
                     out['stopped'].append(dict(s, dir=full))
                 remove_tree(full)
             out['removed'].append(full)
     return out
+
+
+def free_space_problem(needs, statvfs=os.statvfs, stat=os.stat, writer='dd'):
+    """None, or a message naming the directory, the bytes needed and the bytes available, for the
+    first filesystem that cannot hold what `needs` ([(directory, bytes)]) writes into it.
+    Directories on the same filesystem add up. `writer` names the tool in the message."""
+    per_fs = []
+    for directory, nbytes in needs:
+        dev = stat(directory).st_dev
+        for entry in per_fs:
+            if entry[0] == dev:
+                entry[2] += nbytes
+                break
+        else:
+            per_fs.append([dev, directory, nbytes])
+    for _dev, directory, nbytes in per_fs:
+        st = statvfs(directory)
+        avail = st.f_bavail * st.f_frsize
+        if nbytes > avail:
+            return ('not enough free space in %s: %s would write %d bytes (%s) there and only %d bytes (%s) '
+                    'are available: set a smaller size, or free space' % (
+                        directory, writer, nbytes, format_bytes(nbytes), avail, format_bytes(avail)))
+    return None

@@ -165,6 +165,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BE
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import system_directory_problem
 
 MIB = 1024 * 1024
 DEFAULT_USER = 'benchlab'
@@ -243,6 +244,9 @@ def sizes(module, p, path, files):
                         % (format_bytes(size_mib * MIB), format_bytes(ram_mib * MIB), r_mib))
     if size_mib == 0 and files.split(':', 1)[0] == '0':
         module.fail_json(msg='size 0 and files 0 skip both parts of bonnie++: nothing to measure')
+    problem = system_directory_problem(path)    # before its free space: /proc has none, for another reason
+    if problem:
+        module.fail_json(msg=problem)
     st = os.statvfs(path)
     free = st.f_bavail * st.f_frsize
     if size_mib * MIB > free:

@@ -15,12 +15,17 @@ description:
     C(<output_dir>/compare-<candidate run id>-vs-<baseline run id>). Nothing is re-run.
   - Each table holds one benchmark in one cell, with the cell of the baseline run as the baseline
     column (C(<cell> @ baseline)) and the same cell of the candidate run next to it
-    (C(<cell> @ candidate)); each value is compared with Welch's t-test (delta %, its confidence
-    interval, p).
-  - A metric is a B(regression) when the candidate is significantly worse than the baseline
-    (p < 0.05, in the direction the metric's C(better) says) B(and) worse by more than
-    O(regression_threshold) percent of the baseline mean. Metrics with fewer than two values on a side
-    cannot be judged and are listed as C(too_little_data).
+    (C(<cell> @ candidate)); each metric's comparison concludes as in any report - C(better),
+    C(worse), C(equivalent) or C(inconclusive), with the detectable effect and the p-value corrected
+    across the comparison (O(correction)).
+  - A metric is a B(regression) when its verdict is C(worse) (significant after the correction, in
+    the direction the metric's C(better) says) B(and) the candidate is worse by more than
+    O(regression_threshold) percent of the baseline mean. It B(passes) when its verdict is C(better) or a
+    one-sided test shows it is not worse by the threshold or more. Anything else B(cannot be judged)
+    and is listed in C(cannot_judge) with its reason - fewer than two repetitions on a side (also in
+    C(too_little_data)), data that can neither show nor rule out a regression beyond the threshold, a
+    cell or benchmark in one run only (C(missing), C(new)), a metric the candidate lacks.
+  - A run is never compared with itself - the same run as baseline and candidate fails.
   - The action runs on the controller; C(benchlab.bench.compare) (C(playbooks/compare.yml)) wraps it.
 author:
   - benchlab.bench maintainers (@benchlab)
@@ -30,18 +35,21 @@ options:
       - The baseline run - a run id, a unique prefix of one, V(latest), or a label - the run label
         given with the callback option C(run_label) (env C(BENCHLAB_RUN_LABEL)) or the matrix name. A
         label means the newest complete run carrying it.
+      - V(latest) is the newest stored run whatever its status (complete, interrupted or failed), so a
+        run that broke off is compared as it is, never skipped for an older one.
     type: str
     required: true
   candidate:
-    description: The candidate run, referenced like O(baseline).
+    description: The candidate run, referenced like O(baseline); by default the newest stored run, whatever its status.
     type: str
     default: latest
   history_db:
     description:
-      - The history database. By default the callback's C(history_db) setting (env
-        C(BENCHLAB_HISTORY_DB), ini C([callback_benchlab_report] history_db)), else
-        C($XDG_DATA_HOME/benchlab/history.sqlite) (C(~/.local/share/benchlab/history.sqlite)).
-    type: path
+      - The history - a SQLite file or a PostgreSQL URL C(postgresql://USER@HOST:PORT/DBNAME) (the
+        password from C(PGPASSWORD), C(~/.pgpass) or a service file). By default the callback's
+        C(history_db) setting (env C(BENCHLAB_HISTORY_DB), ini C([callback_benchlab_report] history_db)),
+        else C($XDG_DATA_HOME/benchlab/history.sqlite) (C(~/.local/share/benchlab/history.sqlite)).
+    type: str
   output_dir:
     description:
       - Directory that receives the comparison's run directory. By default the callback's
@@ -52,9 +60,20 @@ options:
     type: float
     default: 5.0
   fail_on_regression:
-    description: Fail (after writing the report) when any metric regressed - the CI gate.
+    description:
+      - Fail (after writing the report) when any metric regressed, or when any could not be judged (see
+        C(cannot_judge)) - the CI gate. A gate that cannot judge does not pass.
     type: bool
     default: false
+  correction:
+    description: How the comparison's p-values are corrected for their number - Holm, Benjamini-Hochberg or none.
+    type: str
+    choices: [holm, bh, none]
+    default: holm
+  equivalence_margin_pct:
+    description: Two values whose difference two one-sided tests place within this percent of the baseline mean are C(equivalent).
+    type: float
+    default: 5.0
   metrics:
     description: Judge only these metric names (for example V(throughput)); all metrics by default.
     type: list
@@ -85,11 +104,11 @@ EXAMPLES = r'''
     regression_threshold: 5
     fail_on_regression: true
 
-- name: Compare two run ids from a team share, judging only the throughput
+- name: Compare two run ids of the team's PostgreSQL history, judging only the throughput
   benchlab.bench.compare_runs:
     baseline: 20261201T220000Z-4f2a1c
     candidate: 20261202T220000Z-9b0e33
-    history_db: /srv/team/benchlab/history.sqlite
+    history_db: postgresql://bench@db.example.com:5432/benchlab
     metrics: [throughput]
   register: cmp
 '''
@@ -123,7 +142,7 @@ regressions:
        baseline_mean: 180.2, candidate_mean: 2.1, delta_pct: -98.8, ci_pct: [-99.1, -98.5], p: 0.0001,
        baseline_n: 3, candidate_n: 3, threshold_pct: 5.0}
 too_little_data:
-  description: Metrics that could not be judged (fewer than two values on a side).
+  description: Metrics that could not be judged for too little data (fewer than two values on a side).
   returned: always
   type: list
   elements: dict
@@ -132,4 +151,21 @@ missing:
   returned: always
   type: list
   elements: dict
+new:
+  description: Benchmarks or cells of the candidate run that the baseline run lacks.
+  returned: always
+  type: list
+  elements: dict
+cannot_judge:
+  description:
+    - Everything the gate could not judge, each with its reason - too little data, an inconclusive
+      comparison that can neither show nor rule out a regression beyond the threshold, a cell or
+      benchmark in one run only, a metric the candidate lacks. With O(fail_on_regression) any entry
+      fails the task.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {benchmark: dd-write, cell: host-rootfs, metric: throughput,
+       reason: "too little data: n=1 vs n=3 (needs 2 on each side)"}
 '''

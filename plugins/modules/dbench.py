@@ -39,7 +39,12 @@ options:
     default: 60
   loadfile:
     description:
-      - The load description file (C(dbench -c)).
+      - The load description file (C(dbench -c)). It is input and is checked before dbench runs, the way
+        dbench reads it - every path it names (C(Deltree), C(Unlink), C(NTCreateX), C(Rename), ...) must stay
+        inside the work directory once dbench has put its C(-D) directory in front and followed C(..); a line
+        that leaves it, names benchlab's marker, or is longer than dbench's buffers is refused with its line
+        number. dbench then reads a copy of the checked file (in C(/dev/shm) when it has room, else in
+        O(path)), so what ran is what was checked.
       - Default is the first that exists of C(/usr/share/dbench/client.txt) (Debian, Ubuntu, Fedora),
         C(/usr/share/dbench/loadfiles/client.txt), C(/usr/local/share/dbench/client.txt),
         C(/usr/local/share/dbench/loadfiles/client.txt), C(/usr/share/doc/dbench/loadfiles/client.txt),
@@ -133,7 +138,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record, loadfile_problem
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 
 LOADFILES = (
@@ -145,6 +150,10 @@ LOADFILES = (
     '/usr/share/dbench4/client.txt',
 )
 MIN_TIME = 2
+# The largest load file read (dbench's own client.txt is 25 MiB).
+MAX_LOADFILE_BYTES = 256 * 1024 * 1024
+# mkdtemp's random part of a work directory's name (benchlab-dbench-XXXXXXXX)
+WORKDIR_RANDOM = 8
 
 
 def find_loadfile(requested, candidates=LOADFILES):
@@ -152,6 +161,8 @@ def find_loadfile(requested, candidates=LOADFILES):
     if requested:
         if os.path.isfile(requested):
             return requested, None
+        if os.path.exists(requested):
+            return None, 'loadfile %s is not a regular file' % requested
         return None, 'loadfile %s does not exist' % requested
     for path in candidates:
         if os.path.isfile(path):
@@ -194,6 +205,47 @@ def validate(module, p):
     return limit, loadfile
 
 
+def read_loadfile(module, loadfile):
+    """The load file's bytes (at most MAX_LOADFILE_BYTES), or a failure naming it."""
+    try:
+        with open(loadfile, 'rb') as f:
+            data = f.read(MAX_LOADFILE_BYTES + 1)
+    except (IOError, OSError) as e:
+        module.fail_json(msg='loadfile %s cannot be read: %s' % (loadfile, e))
+    if len(data) > MAX_LOADFILE_BYTES:
+        module.fail_json(msg='loadfile %s is larger than %d bytes: not a dbench load file?' % (loadfile, MAX_LOADFILE_BYTES))
+    return data
+
+
+def copy_dir(path, size):
+    """Where the checked copy of the load file goes: /dev/shm when it has room, else the cell's path."""
+    try:
+        st = os.statvfs('/dev/shm')
+        if os.path.isdir('/dev/shm') and st.f_bavail * st.f_frsize > 2 * size + 64 * 1024 * 1024:
+            return '/dev/shm'
+    except OSError:
+        pass
+    return path
+
+
+def checked_copy(br, p, loadfile, data):
+    """The load file checked as dbench reads it (every path inside the work directory, whose name has
+    the length of the real ones), then written to an owned directory for dbench to read. Returns its path."""
+    stand_in = os.path.join(p['path'], 'benchlab-dbench-' + 'x' * WORKDIR_RANDOM)
+    problem = loadfile_problem(data, name='loadfile %s' % loadfile, workdir=stand_in)
+    if problem:
+        br.refuse('dbench load file refused: %s' % problem)
+    where = br.workdir_in(copy_dir(p['path'], len(data)), name='dbench-load')
+    copy = os.path.join(where, os.path.basename(loadfile) or 'client.txt')
+    if not br.check_mode:
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    return copy
+
+
 def main():
     argument_spec = dict(
         path=dict(type='path', required=True),
@@ -213,16 +265,21 @@ def main():
 
     dbench_bin = module.get_bin_path('dbench', required=True)
     timeout_bin = module.get_bin_path('timeout', required=True)
+    data = read_loadfile(module, loadfile)
     with BenchRun(module, 'dbench') as br:
+        copy = checked_copy(br, p, loadfile, data)
         if br.check_mode:
             placeholder = br.workdir_in(p['path'])
-            cmds = [run_argv(dbench_bin, p, loadfile, placeholder, n, timeout_bin, limit) for n in p['clients']]
+            cmds = [run_argv(dbench_bin, p, copy, placeholder, n, timeout_bin, limit) for n in p['clients']]
             br.dry_run(cmds[0], writes=[placeholder], argvs=cmds, cmds=cmds)
         records = []
         br.result['cmds'] = []
         for clients in p['clients']:
             workdir = br.workdir_in(p['path'])
-            argv = run_argv(dbench_bin, p, loadfile, workdir, clients, timeout_bin, limit)
+            problem = loadfile_problem(b'', workdir=workdir)
+            if problem:
+                br.refuse('dbench refused: %s' % problem)
+            argv = run_argv(dbench_bin, p, copy, workdir, clients, timeout_bin, limit)
             br.result['cmds'].append(argv)
             br.result.setdefault('cmd', argv)
             params = dict(clients=clients, time=p['time'], loadfile=loadfile, sync=p['sync'],

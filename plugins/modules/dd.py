@@ -194,12 +194,13 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning, read_text
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM, SOURCE_ON_TEST_STORAGE
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import copy_input_problem, dd_record, free_space_problem, space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import copy_input_problem, dd_record, space_needed
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import block_device_size, is_block_device, overlap
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo, parse_mountinfo
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
 
 CHUNK = 1024 * 1024
 SCRUB_BYTES = 1024 * 1024

@@ -15,10 +15,16 @@ description:
     C(write_).
   - The exit code is checked before anything is parsed; a failed job is a failure with fio's own
     message, never a number.
-  - The job (O(options) and O(job_file)) is checked before fio runs. fio runs C(exec_prerun) and
-    C(exec_postrun) through a shell and C(allow_mounted_write) lets it write mounted devices, so these
-    (and engines that run programs) are refused unless O(allow_unsafe_options=true); files a job
-    names outside the work directory are refused the same way.
+  - The job (O(options) and O(job_file)) is checked before fio runs, every option against fio's own
+    option table (the options, aliases, engines and engine options C(fio --cmdhelp=all) and
+    C(fio --enghelp) list, each classified by what it may touch). An option the table does not have is
+    refused. Files a job names (targets, logs, I/O logs, C(mem=mmap:) files, pattern files,
+    e4defrag's donor) must be inside the work directory. Engines other than those that write only the
+    job's own files (C(psync), C(libaio), C(io_uring), C(sync), C(mmap), C(posixaio), C(null), ...),
+    host objects (C(cgroup), C(ioscheduler)), C(exec_prerun)/C(exec_postrun) (run through a shell),
+    C(allow_mounted_write), C(read_iolog) and C(profile) are refused unless O(allow_unsafe_options=true).
+  - A job whose files need more than the free space of their file system, C(fill_device=1) on files,
+    and trims (C(rw=trim)) on files (fio trims only block devices) are refused before fio runs.
   - A block device a job names (C(filename)/C(filename_format)) is written only with
     O(destructive=true), and never while it or a partition is mounted, has holders, is active swap or
     is open exclusively by another program.
@@ -90,10 +96,9 @@ options:
   options:
     description:
       - Further fio job options as a mapping (C(--key=value) each), passed to fio as separate
-        arguments (no shell on the benchlab side). They are checked like a job file - options that make
-        fio itself run a shell command (C(exec_prerun), C(exec_postrun)), C(allow_mounted_write), and
-        paths outside the work directory are refused unless O(allow_unsafe_options=true); a block
-        device needs O(destructive=true).
+        arguments (no shell on the benchlab side). They are checked like a job file, each name written
+        out in full as fio spells it (fio's command line would take abbreviations) - see the description
+        for what is refused unless O(allow_unsafe_options=true); a block device needs O(destructive=true).
     type: dict
     default: {}
   job_file:
@@ -124,9 +129,14 @@ options:
   allow_unsafe_options:
     description:
       - Let O(options) and O(job_file) use what is refused by default - C(exec_prerun)/C(exec_postrun)
-        (fio runs them through a shell), C(allow_mounted_write), program-running I/O engines, paths
-        outside the work directory. Block devices still need O(destructive=true) and pass the device
-        guard.
+        (fio runs them through a shell), C(allow_mounted_write), C(read_iolog), C(profile), C(cgroup),
+        C(ioscheduler), engines that act on other files (C(e4defrag)), on storage across the network
+        (C(nbd), C(rbd), C(rados), C(gfapi), C(http), C(nfs), C(libiscsi), C(net), C(rdma), ...) or past
+        the block layer (C(sg), C(io_uring_cmd), ...) or that run code (C(exec), C(external)), options fio's
+        table does not have, paths outside the work directory. What it lets through is named in the
+        record's warnings and flags it C(unsafe_options).
+      - Block devices still need O(destructive=true) and pass the device guard; the free-space check,
+        C(fill_device) and trims on files are refused even so.
     type: bool
     default: false
   destructive:
@@ -180,6 +190,9 @@ bench_results:
   description:
     - One result record per fio job (a job file may hold several; a job is its name within its stonewall
       group), aggregated over the job's numjobs workers.
+    - Each record keeps fio's completion-latency histogram per direction (C(distributions.read_clat),
+      C(distributions.write_clat)) - fio's own buckets with a count, merged over the workers, in ns - from
+      which the report computes p50/p90/p99/p99.9 over the repetitions of a cell.
   returned: success, not in check mode
   type: list
   elements: dict
@@ -203,14 +216,15 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA, fio_zero_warning
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA, fio_zero_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
     effective_job_options, fio_records, job_file_in_workdir, job_file_text, parse_only_problem)
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
     FioJobError, check_fio_job, options_to_sections, parse_job_file, split_names)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
 
 JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
@@ -354,7 +368,8 @@ def job_sections(br, p, workdir):
 
 
 def check_job(br, p, workdir, sections):
-    """fiojob's check of the job, then the device guard for every device it names."""
+    """fiojob's check of the job (fio's option table), the device guard for every device it names,
+    and the free space for the files it lays out; what allow_unsafe_options let through is flagged."""
     origin = job_origin(p)
     try:
         found = check_fio_job(sections, workdir, allow_unsafe=p['allow_unsafe_options'], origin=origin)
@@ -367,8 +382,34 @@ def check_job(br, p, workdir, sections):
                   'own work directory: use path, or set allow_unsafe_options: true' % (
                       origin, workdir, ', '.join('[%s] %s=%s' % item for item in outside)))
     br.dry['writes'].extend(v for _s, _k, v in outside if v not in br.dry['writes'])
+    let_through = (found.get('unsafe') or []) + outside
+    if p['allow_unsafe_options'] and let_through:
+        br.flag(UNSAFE_OPTIONS, 'allow_unsafe_options let through what benchlab does not check: %s'
+                % ', '.join('[%s] %s=%s' % (s, k, '' if v is None else v) for s, k, v in let_through))
     for dev in found.get('devices') or []:
         br.device(dev, p['destructive'], force=p['force'])
+    problem = free_space_problem(space_needs(found.get('files') or {}, p['path']), writer='fio')
+    if problem:
+        br.refuse('fio job refused: %s (the files the job lays out: %s)' % (problem, job_file_sizes(found['files'])))
+
+
+def space_needs(files, path):
+    """[(directory, bytes)] of the files a job lays out ({path: bytes}), each directory the nearest
+    one that exists (the work directory does not yet in check mode; `path` at the latest)."""
+    needs = []
+    for name, nbytes in sorted(files.items()):
+        d = os.path.dirname(name)
+        while d and not os.path.isdir(d) and d != os.path.dirname(d):
+            d = os.path.dirname(d)
+        needs.append((d if os.path.isdir(d) else path, nbytes))
+    return needs
+
+
+def job_file_sizes(files, limit=4):
+    """'name 256 MiB, ...' of the largest files for a message."""
+    top = sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ', '.join('%s %s' % (os.path.basename(n), format_bytes(b)) for n, b in top[:limit])
+    return text + (' and %d more' % (len(top) - limit) if len(top) > limit else '')
 
 
 def job_file_run(br, p, fio_bin, workdir, sections, notes, digest):

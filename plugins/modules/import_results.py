@@ -29,6 +29,12 @@ description:
     to the manifest) or C(text) (inline). Entries with the same cell, tool and test are repetitions."
   - Every entry is parsed before anything is returned. An output that does not parse fails the task
     with a message naming the entry, its file and its first line, and nothing is stored.
+  - "What is read is confined: an entry's C(file) must be a regular file of at most 16 MiB under the
+    manifest's directory, after resolving C(..) and symlinks. A path outside it, anything under
+    C(/dev), C(/proc) or C(/sys), a FIFO, a socket, a device or a directory is refused naming the
+    entry and the path, and nothing of it is read (or quoted). Files are opened without blocking and
+    read in bounded chunks. The manifest itself must be a regular file of at most 16 MiB outside
+    C(/dev), C(/proc) and C(/sys)."
   - Each record says it was imported (C(params.imported), C(params.source), C(params.entry)) and
     carries the manifest's host (C(imported) by default). Imported runs have no environment
     (sysinfo); the reports say so.
@@ -37,7 +43,7 @@ author:
   - benchlab.bench maintainers (@benchlab)
 options:
   manifest:
-    description: Path of the import manifest on the controller.
+    description: Path of the import manifest on the controller; the files its entries name are read from its directory.
     type: path
     required: true
 attributes:

@@ -183,6 +183,11 @@ bench_result:
       description: C(server), C(port), C(version), C(protocol), C(direction), C(streams), C(window), C(time), C(bandwidth).
       type: dict
       returned: always
+    distributions:
+      description: iperf3 only - the throughput of each reporting interval (C(throughput), Mbit/s), the spread within the run.
+      type: dict
+      returned: iperf3 with at least two intervals
+      sample: {"throughput": {"kind": "intervals", "unit": "Mbit/s", "interval_s": 1.0, "values": [9310.2, 9498.7]}}
 bench_results:
   description: The same record in a one-element list.
   returned: client, success, not in check mode

@@ -16,9 +16,10 @@ description:
   - For each directory in O(path), this module removes only the work directories directly inside it
     whose marker is a regular file owned by the user running the module and names both O(run_id)
     and O(run_key), and says C(keep) false. Before removing one it stops the processes recorded in it
-    (the recorded process group, the leader's descendants, processes working inside the directory),
-    only while the recorded leader still has the recorded start time (a reused pid is never
-    signalled) - SIGTERM, up to O(grace) seconds, then SIGKILL.
+    (the recorded process group and the leader's descendants), only while the recorded leader still
+    has the recorded start time (a reused pid is never signalled) - SIGTERM, up to O(grace) seconds,
+    then SIGKILL. A process is never chosen by its working directory - a user's shell that sits in
+    the work directory is left alone.
   - Everything else is left alone and listed in RV(kept) - directories without a marker, other
     runs' work, kept work, user files and directories that happen to be named C(benchlab-*).
     Nothing is ever selected by a name or command-line pattern.

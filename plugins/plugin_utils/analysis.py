@@ -9,40 +9,51 @@ n is the number of repetitions (plugin_utils/measurements.py): the records of on
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
-from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import cell_distributions
+from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import status_of
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (
     ADDITIVE_UNITS, TOGETHER_MIN, duplicate_flag, measurements, together)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import NOT_TOGETHER, cell_flags, trap_rates, zero_elision_flag
+from ansible_collections.benchlab.bench.plugins.plugin_utils.verdicts import (
+    FIELDS as VERDICT_FIELDS, brief_verdict, compare_steps, compared, conclude_report, margin_of, uncompared)
 
 _ABSENT = object()
 # The labels a pivot or baseline_by may name besides the cells' own labels.
 PSEUDO_LABELS = ('host', 'cell')
 
 
-def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None):
+def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None, correction=None):
     """records: dicts with an optional 'host' key; plan: the matrix plan (cells, baseline, gates, and
-    the optional pivot / baseline_by labels); environment: sysinfo results keyed freely, each with
-    'labels' (its cell) and 'host'; pivot, baseline_by: the report options, which override the plan's.
-    Returns the analysis dict the renderers draw. Warm-up records are counted apart."""
+    the optional pivot / baseline_by labels, correction and equivalence_margin_pct); environment:
+    sysinfo results keyed freely, each with 'labels' (its cell) and 'host'; pivot, baseline_by,
+    correction: the report options, which override the plan's. Returns the analysis dict the
+    renderers draw. Warm-up records are counted apart. Every comparison concludes (verdicts.py)."""
     plan = plan or {}
     pivot = pivot or plan.get('pivot')
     baseline_by = baseline_by or plan.get('baseline_by')
     plan_cells = dict((c['name'], c) for c in plan.get('cells', []))
-    out, keys, steps, runs = [], [], [], []
+    out, keys, steps, runs, margins, all_measured = [], [], [], [], {}, []
     for b in _collect(records):
+        margins[b['name']] = margin_of(plan, b['benchmark'])
         bench, measured = _analyze_benchmark(b, list(plan_cells), plan.get('baseline'), plan.get('gates') or {},
-                                             baseline_by)
-        _flag_cells(bench, measured, plan_cells, environment)
+                                             baseline_by, margins[b['name']])
         runs.extend(r for recs in measured.values() for r in recs)
         out.append(bench)
+        all_measured.append(measured)
         keys.append(_params_key(bench, measured))
         steps.extend(step_aggregates(bench, measured))
+    compare_steps(steps, out, margins)
+    correction_part = conclude_report(out, steps, charted_metric, correction or plan.get('correction'))
+    # the traps read the verdicts: a cell "faster than its baseline" is one the corrected comparison calls better
+    for bench, measured in zip(out, all_measured):
+        _flag_cells(bench, measured, plan_cells, environment)
     _flag_zero_elision(out, keys)
     return dict(benchmarks=out, baseline_by=baseline_by or None, overview=overview(out), steps=steps,
-                pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs))
+                pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs),
+                correction=correction_part)
 
 
 def _collect(records):
@@ -87,7 +98,7 @@ def _add_record(b, rec):
     b['metrics'].extend(m for m in rec['metrics'] if m not in b['metrics'])
 
 
-def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by):
+def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by, margin):
     """(the benchmark's analysis, {cell: its measurements}): statistics per cell and metric, each
     cell compared with its baseline."""
     seen = list(b['cells'])
@@ -99,7 +110,7 @@ def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by):
         cells.append(_cell(b, b['cells'][n], gate))
         measured[n] = cells[-1].pop('records')
     bases = baselines(cells, baseline, baseline_by)
-    _compare_cells(cells, bases)
+    _compare_cells(cells, bases, margin)
     primary = primary_metric(b['metrics'])
     bench = dict(name=b['name'], benchmark=b['benchmark'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
                  baseline=baseline, metrics=[primary] + [m for m in b['metrics'] if m != primary], primary=primary,
@@ -126,10 +137,14 @@ def _cell(b, c, gate):
         s = summarize(values)
         s.update(unit=first['unit'], better=first['better'], values=values, by_design=_by_design(have, m))
         metrics[m] = s
-    return dict(cell=c['cell'], hosts=c['hosts'], labels=labels, n=len(recs), warmups=c['warmups'], metrics=metrics,
-                warnings=c['warnings'], baseline=False, baseline_cell=None,
-                gate=gate_status(recs, gate['max_cv'], gate['max_repetitions']) if gate else None,
-                records=recs, n_records=len(c['records']), workers=workers)
+    out = dict(cell=c['cell'], hosts=c['hosts'], labels=labels, n=len(recs), warmups=c['warmups'], metrics=metrics,
+               warnings=c['warnings'], baseline=False, baseline_cell=None,
+               gate=status_of(recs, gate) if gate else None,
+               records=recs, n_records=len(c['records']), workers=workers)
+    dists = cell_distributions(c['records'])
+    if dists:
+        out['distributions'] = dists
+    return out
 
 
 def _by_design(records, metric):
@@ -185,8 +200,9 @@ def baselines(cells, baseline, baseline_by=None):
     return out
 
 
-def _compare_cells(cells, bases):
-    """Each cell's metrics compared with its own baseline's (delta, CI, p, significance)."""
+def _compare_cells(cells, bases, margin):
+    """Each cell's metrics compared with its own baseline's (delta, CI, the tests of the verdict;
+    the verdict itself comes after the correction across the report, verdicts.conclude_report)."""
     by_name = dict((c['cell'], c) for c in cells)
     for c in cells:
         c['baseline'] = bases[c['cell']] == c['cell']
@@ -194,11 +210,10 @@ def _compare_cells(cells, bases):
         base = by_name[bases[c['cell']]]
         for m, s in c['metrics'].items():
             ref = base['metrics'].get(m)
-            s.update(delta_pct=None, ci_pct=None, p=None, significant=None, slower_pct=None)
+            s.update(uncompared())
             if c['baseline'] or not ref or not s['n'] or not ref['n']:
                 continue
-            cmp = compare(s, ref, better=s['better'])
-            s.update((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'p', 'significant', 'slower_pct'))
+            s.update(compared(s, ref, margin))
 
 
 def _flag_cells(bench, measured, plan_cells, environment):
@@ -249,8 +264,9 @@ def _charted(bench, metric):
 
 def overview(benchmarks):
     """The "cost of each layer" figure: per benchmark and cell that is no baseline, the delta of the
-    charted metric vs the cell's own baseline with its 95% CI (a forest plot's rows). worse: the
-    delta is significant and in the bad direction."""
+    charted metric vs the cell's own baseline with its 95% CI (a forest plot's rows) and the
+    comparison's conclusion (verdict, mde_pct, p, p_adjusted, test, repetitions_needed, ...).
+    worse: the verdict is worse."""
     rows = []
     for b in benchmarks:
         m = charted_metric(b)
@@ -258,16 +274,18 @@ def overview(benchmarks):
             s = c['metrics'].get(m)
             if c['baseline'] or s is None:
                 continue
-            d = s.get('delta_pct')
-            worse = bool(s.get('significant')) and d is not None and (d < 0 if s['better'] == 'higher' else d > 0)
-            rows.append(dict(benchmark=b['name'], cell=c['cell'], baseline=c['baseline_cell'], metric=m, unit=s['unit'],
-                             better=s['better'], delta_pct=d, ci_pct=s.get('ci_pct'), significant=s.get('significant'),
-                             p=s.get('p'), worse=worse, n=s['n']))
+            row = dict(benchmark=b['name'], cell=c['cell'], baseline=c['baseline_cell'], metric=m, unit=s['unit'],
+                       better=s['better'], delta_pct=s.get('delta_pct'), ci_pct=s.get('ci_pct'),
+                       significant=s.get('significant'), worse=s.get('verdict') == 'worse', n=s['n'])
+            row.update((k, s.get(k)) for k in VERDICT_FIELDS)
+            rows.append(row)
     return rows
 
 
 def _brief(s):
-    return None if s is None or not s.get('n') else dict(mean=s['mean'], ci95=s['ci95'], n=s['n'])
+    if s is None or not s.get('n'):
+        return None
+    return dict(brief_verdict(s), mean=s['mean'], ci95=s['ci95'], n=s['n'])
 
 
 def pivots(benchmarks, factor):

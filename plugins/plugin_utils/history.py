@@ -1,34 +1,40 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The history store: every finished run's results document in one SQLite file (stdlib sqlite3).
+"""The history store: every finished run's results document, in one store with two backends.
 
 Location: the callback option ``history_db`` (env ``BENCHLAB_HISTORY_DB``, ini
-``[callback_benchlab_report] history_db``); by default ``$XDG_DATA_HOME/benchlab/history.sqlite``
-(``~/.local/share/benchlab/history.sqlite``). ``off`` (or ``none``, ``false``, ``no``) turns the
-history off.
+``[callback_benchlab_report] history_db``):
 
-A run is found by a *reference*: its run id, a unique prefix of it, ``latest``, or a *label*. A
-label is either the run label the user gave (callback option ``run_label``, env
-``BENCHLAB_RUN_LABEL``) or the matrix name; a label stands for the newest complete run carrying it
-(the newest of any status when none completed), explicit run labels before matrix names.
+- a path: an embedded SQLite file (``history_sqlite.py``); by default
+  ``$XDG_DATA_HOME/benchlab/history.sqlite`` (``~/.local/share/benchlab/history.sqlite``);
+- ``postgresql://user@host:port/dbname`` (or ``postgres://``): a PostgreSQL database shared by a
+  team (``history_pg.py``, psycopg 3). The password never goes into the URL (refused there: a URL
+  is shown in messages and logs); libpq finds it in ``PGPASSWORD``, ``~/.pgpass`` or a service
+  file (``?service=name``);
+- ``off`` (or ``none``, ``false``, ``no``): no history.
 
-The file may live on a team share written by several people at once: it uses SQLite's rollback
-journal (WAL needs shared memory that network file systems do not give) with a busy timeout and
-``BEGIN IMMEDIATE`` writes, so concurrent writers wait for each other instead of failing. A new
-file is created 0600 and missing parent directories 0700; an existing file or directory keeps its
-mode (give a team share group permissions yourself).
+One interface (``Store``), the same semantics on both backends:
 
-Tables: ``runs`` (one row per run: meta columns + the whole results document, zlib-compressed JSON)
-and ``metrics`` (one row per record x metric, for SQL dashboards). ``PRAGMA user_version`` is the
-schema version.
+A run is found by a *reference*: its run id, a unique prefix of it, ``latest``, or a *label*.
+``latest`` is the newest stored run whatever its status (a run that was interrupted or failed is
+the latest run, never skipped for an older complete one). A label is either the run label the user
+gave (callback option ``run_label``, env ``BENCHLAB_RUN_LABEL``) or the matrix name; a label stands
+for the newest complete run carrying it (the newest of any status when none completed), explicit
+run labels before matrix names.
 
 A run id is owned by the controller that stored it first: every run is stored with a
 *fingerprint* of the controller (host name and run directory, see ``controller_fingerprint``).
 Storing the same run id again is allowed only from the same controller, and only to extend it (a
 resume of that run, or the same run stored again with at least its records); a second controller
 reusing a run id, or a new run under an old id, is a HistoryError and the stored run stays as it
-was.
+was. Each store is one transaction, serialised per run id, so many controllers may store at once.
+
+Tables: ``runs`` (one row per run: meta columns + the whole results document, zlib-compressed JSON)
+and ``metrics`` (one row per record x metric, for SQL dashboards); on PostgreSQL in the schema
+``benchlab`` (``benchlab.runs``, ``benchlab.metrics``, ``benchlab.meta``). The schema is versioned
+(``SCHEMA_VERSION``) and carries benchlab's mark; an older history is upgraded when opened, a
+newer one or a database without the mark is refused untouched.
 """
 
 from __future__ import annotations
@@ -37,55 +43,36 @@ import datetime
 import hashlib
 import json
 import os
+import re
+import shlex
 import socket
-import sqlite3
 import zlib
 
-SCHEMA_VERSION = 2
-BUSY_TIMEOUT_S = 60.0
+SCHEMA_VERSION = 3
 OFF = ('off', 'none', 'false', 'no', 'disabled')
+PG_SCHEMES = ('postgresql', 'postgres')
+_URL = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://')
+PG_HINT = ('history_db=postgresql://USER@HOST:5432/DBNAME (BENCHLAB_HISTORY_DB; the password from '
+           'PGPASSWORD, ~/.pgpass or a service file)')
 
-_SCHEMA = (
-    '''CREATE TABLE IF NOT EXISTS runs (
-        run_id TEXT PRIMARY KEY,
-        label TEXT,
-        matrix TEXT,
-        status TEXT,
-        started TEXT,
-        finished TEXT,
-        stored TEXT NOT NULL,
-        user TEXT,
-        inventory TEXT,
-        playbook TEXT,
-        collection_version TEXT,
-        n_records INTEGER NOT NULL,
-        digest TEXT NOT NULL,
-        doc BLOB NOT NULL)''',
-    'CREATE INDEX IF NOT EXISTS runs_label ON runs (label, started)',
-    'CREATE INDEX IF NOT EXISTS runs_matrix ON runs (matrix, started)',
-    '''CREATE TABLE IF NOT EXISTS metrics (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-        record INTEGER NOT NULL,
-        host TEXT,
-        benchmark TEXT,
-        cell TEXT,
-        tool TEXT,
-        test TEXT,
-        started TEXT,
-        metric TEXT NOT NULL,
-        value REAL,
-        unit TEXT,
-        better TEXT)''',
-    'CREATE INDEX IF NOT EXISTS metrics_run ON metrics (run_id)',
-    'CREATE INDEX IF NOT EXISTS metrics_series ON metrics (benchmark, cell, metric)',
-)
-# Columns added after version 1 (ALTER TABLE on an older file): who stored the run.
-_ADDED_COLUMNS = (('fingerprint', 'TEXT'), ('controller', 'TEXT'))
+# The columns of a run's row besides the document, in the order of both backends' tables.
+RUN_COLUMNS = ('run_id', 'label', 'matrix', 'status', 'started', 'finished', 'stored', 'user', 'inventory',
+               'playbook', 'collection_version', 'n_records', 'digest', 'fingerprint', 'controller')
+METRIC_COLUMNS = ('run_id', 'record', 'host', 'benchmark', 'cell', 'tool', 'test', 'started', 'metric', 'value',
+                  'unit', 'better')
+_LIST_COLUMNS = ('run_id', 'label', 'matrix', 'status', 'started', 'finished', 'stored', 'user', 'inventory',
+                 'playbook', 'collection_version', 'n_records')
 
 
 class HistoryError(Exception):
     """A history database that cannot be used, or a run that is not in it; the message says which."""
 
+
+class MissingHistory(HistoryError):
+    """open_store(create=False) of a history that does not exist yet."""
+
+
+# -- where ---------------------------------------------------------------------------------------
 
 def default_db_path(environ=None):
     """$XDG_DATA_HOME/benchlab/history.sqlite, ~/.local/share/benchlab/history.sqlite without it."""
@@ -96,81 +83,61 @@ def default_db_path(environ=None):
     return os.path.join(base, 'benchlab', 'history.sqlite')
 
 
+def is_postgres(location):
+    """True when the location is a PostgreSQL URL (postgresql:// or postgres://)."""
+    return isinstance(location, str) and location.split(':', 1)[0].lower() in PG_SCHEMES and '://' in location
+
+
 def resolve_db_path(value, environ=None):
-    """The database path for an option value: None/'' -> the default, 'off' -> None (no history)."""
+    """The history's location for an option value: None/'' -> the default SQLite file, 'off' ->
+    None (no history), a PostgreSQL URL -> the URL (checked: no password in it), else the absolute
+    path of the SQLite file."""
     if value is None or str(value).strip() == '':
         return default_db_path(environ)
     value = str(value).strip()
     if value.lower() in OFF:
         return None
+    if is_postgres(value):
+        from ansible_collections.benchlab.bench.plugins.plugin_utils.history_pg import check_url
+        return check_url(value)
+    if _URL.match(value):  # any other URL: never taken for a relative path
+        raise HistoryError('history_db %r: not a path and not a PostgreSQL URL; a shared history is %s'
+                           % (value.split(':', 1)[0] + '://...', PG_HINT))
     return os.path.abspath(os.path.expanduser(os.path.expandvars(value)))
 
 
-def _make_parent(path):
-    parent = os.path.dirname(path)
-    missing = []
-    while parent and not os.path.isdir(parent):
-        missing.append(parent)
-        parent = os.path.dirname(parent)
-    for d in reversed(missing):
-        try:
-            os.mkdir(d, 0o700)
-        except FileExistsError:
-            pass
+def shown(location):
+    """The location as messages show it (a URL never carries a password: check_url refuses one)."""
+    return str(location)
 
 
-def connect(db_path, create=True):
-    """An open connection with the schema in place. create=False: the file must already exist."""
-    if not db_path:
+def open_store(location, create=True):
+    """The Store of a location (see resolve_db_path). create=False: the history must exist already."""
+    if not location:
         raise HistoryError('no history database: history_db is off')
-    if not os.path.exists(db_path):
-        if not create:
-            raise HistoryError('history database %s does not exist (no run has been stored there yet)' % db_path)
-        try:
-            _make_parent(db_path)
-            os.close(os.open(db_path, os.O_RDWR | os.O_CREAT, 0o600))
-        except OSError as e:
-            raise HistoryError('cannot create the history database %s: %s' % (db_path, e))
-    try:
-        conn = sqlite3.connect(db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        conn.execute('PRAGMA busy_timeout = %d' % int(BUSY_TIMEOUT_S * 1000))
-        conn.execute('PRAGMA foreign_keys = ON')
-        _migrate(conn, db_path)
-    except sqlite3.DatabaseError as e:
-        raise HistoryError('history database %s: %s' % (db_path, e))
-    return conn
+    if is_postgres(location):
+        from ansible_collections.benchlab.bench.plugins.plugin_utils.history_pg import PostgresStore
+        return PostgresStore(location, create=create)
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.history_sqlite import SqliteStore
+    return SqliteStore(location, create=create)
 
 
-def _migrate(conn, db_path):
-    version = conn.execute('PRAGMA user_version').fetchone()[0]
-    if version == SCHEMA_VERSION:
-        return
-    if version > SCHEMA_VERSION:
-        raise HistoryError('history database %s has schema version %d; this collection knows up to %d: '
-                           'upgrade benchlab.bench' % (db_path, version, SCHEMA_VERSION))
-    conn.execute('BEGIN IMMEDIATE')
-    try:
-        # Another writer may have created it while we waited for the lock.
-        if conn.execute('PRAGMA user_version').fetchone()[0] < SCHEMA_VERSION:
-            for stmt in _SCHEMA:
-                conn.execute(stmt)
-            have = set(r[1] for r in conn.execute('PRAGMA table_info(runs)').fetchall())
-            for name, kind in _ADDED_COLUMNS:
-                if name not in have:
-                    conn.execute('ALTER TABLE runs ADD COLUMN %s %s' % (name, kind))
-            conn.execute('PRAGMA user_version = %d' % SCHEMA_VERSION)
-        conn.execute('COMMIT')
-    except BaseException:
-        conn.execute('ROLLBACK')
-        raise
+# -- what is stored ------------------------------------------------------------------------------
 
-
-def _encode(doc):
+def encode(doc):
+    """(sha256 of the canonical JSON, zlib-compressed JSON) of a results document."""
     text = json.dumps(doc, sort_keys=True, separators=(',', ':'))
     return hashlib.sha256(text.encode('utf-8')).hexdigest(), zlib.compress(text.encode('utf-8'), 6)
 
 
-def _metric_rows(run_id, records):
+def decode(blob, where, run_id):
+    try:
+        return json.loads(zlib.decompress(bytes(blob)).decode('utf-8'))
+    except (zlib.error, ValueError, TypeError) as e:
+        raise HistoryError('history database %s: the document of run %s is damaged: %s' % (where, run_id, e))
+
+
+def metric_rows(run_id, records):
     rows = []
     for i, rec in enumerate(records or []):
         labels = rec.get('labels') or {}
@@ -190,166 +157,374 @@ def controller_fingerprint(run_dir, host=None):
     return hashlib.sha256(description.encode('utf-8')).hexdigest()[:32], description
 
 
-def _owner_problem(row, run_id, fingerprint, extends, n_records, db_path):
-    """Why a stored run must not be replaced by this document (None when it may be)."""
+def owner_problem(row, run_id, fingerprint, extends, n_records, where):
+    """Why a stored run must not be replaced by this document (None when it may be).
+    row: (fingerprint, controller, stored, n_records) of the stored run."""
     old_fp, old_controller, old_stored, old_n = row
     if not fingerprint or not old_fp:  # a run stored without a fingerprint (schema 1): as before
         return None
     if old_fp != fingerprint:
         return ('run id %s is already in the history %s, stored %s by another controller (%s): it is not replaced. '
                 'Give this run its own run id (unset BENCHLAB_RUN_ID, or choose a new one)'
-                % (run_id, db_path, old_stored, old_controller or 'unknown'))
+                % (run_id, where, old_stored, old_controller or 'unknown'))
     if not extends and n_records < (old_n or 0):
         return ('run id %s is already in the history %s with %d records (stored %s) and this run has %d: a new run '
                 'under an old run id does not replace it. Resume it (the same BENCHLAB_RUN_ID with playbooks/bench.yml, '
                 'or -e bench_resume=%s) or give this run its own run id' % (
-                    run_id, db_path, old_n, old_stored, n_records, run_id))
+                    run_id, where, old_n, old_stored, n_records, run_id))
     return None
 
 
-def check_run_id(db_path, run_id, fingerprint):
-    """Raise HistoryError when `run_id` is stored by another controller (see store_run); nothing
-    when it is free, stored by this one, or the database does not exist yet."""
-    if not db_path or not os.path.exists(db_path):
-        return
-    conn = connect(db_path, create=False)
-    try:
-        row = conn.execute('SELECT fingerprint, controller, stored, n_records FROM runs WHERE run_id = ?',
-                           (run_id,)).fetchone()
-    except sqlite3.DatabaseError as e:
-        raise HistoryError('history database %s: %s' % (db_path, e))
-    finally:
-        conn.close()
-    if row:
-        problem = _owner_problem(row, run_id, fingerprint, True, 0, db_path)
-        if problem:
-            raise HistoryError(problem)
-
-
-def store_run(db_path, doc, label=None, now=None, fingerprint=None, controller=None, extends=False):
-    """Store (or extend) one run's results document; idempotent by run_id.
-
-    `fingerprint`/`controller` name who stores it (controller_fingerprint()). A run id already
-    stored under another fingerprint is refused (HistoryError); under the same one it is replaced
-    only when `extends` (a resume of it) or the document holds at least the stored records (the
-    same run stored again, interrupted then complete). Runs stored without a fingerprint are
-    replaced as before.
-
-    Returns 'stored' (new), 'replaced' (the run id was there with another document, e.g. an
-    interrupted run stored again) or 'unchanged' (the same document was already there)."""
-    run_id = doc.get('run_id')
-    if not run_id:
-        raise HistoryError('cannot store a run without a run_id')
-    digest, blob = _encode(doc)
-    stored = (now or datetime.datetime.now(datetime.timezone.utc)).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
-    records = doc.get('records') or []
-    conn = connect(db_path)
-    try:
-        conn.execute('BEGIN IMMEDIATE')
-        try:
-            row = conn.execute('SELECT digest, label, fingerprint, controller, stored, n_records FROM runs '
-                               'WHERE run_id = ?', (run_id,)).fetchone()
-            if row and row[0] == digest and row[1] == (label or None):
-                conn.execute('ROLLBACK')
-                return 'unchanged'
-            problem = row and _owner_problem(row[2:], run_id, fingerprint, extends, len(records), db_path)
-            if problem:
-                conn.execute('ROLLBACK')
-                raise HistoryError(problem)
-            if row:
-                conn.execute('DELETE FROM metrics WHERE run_id = ?', (run_id,))
-                conn.execute('DELETE FROM runs WHERE run_id = ?', (run_id,))
-            conn.execute('INSERT INTO runs (run_id, label, matrix, status, started, finished, stored, user, inventory, '
-                         'playbook, collection_version, n_records, digest, doc, fingerprint, controller) '
-                         'VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
-                         (run_id, label or None, doc.get('matrix'), doc.get('status'), doc.get('started'),
-                          doc.get('finished'), stored, doc.get('user'), _text(doc.get('inventory')),
-                          _text(doc.get('playbook')), doc.get('collection_version'), len(records), digest, blob,
-                          fingerprint or None, controller or None))
-            conn.executemany('INSERT INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)', _metric_rows(run_id, records))
-            conn.execute('COMMIT')
-        except HistoryError:
-            raise
-        except BaseException:
-            conn.execute('ROLLBACK')
-            raise
-        return 'replaced' if row else 'stored'
-    except sqlite3.DatabaseError as e:
-        raise HistoryError('history database %s: cannot store run %s: %s' % (db_path, run_id, e))
-    finally:
-        conn.close()
+def cols(names):
+    """A column list for SQL: ``user`` is a reserved word in PostgreSQL (quoted, it is the same
+    column in SQLite)."""
+    return ', '.join('"%s"' % n if n == 'user' else n for n in names)
 
 
 def _text(value):
     return None if value is None else str(value)
 
 
-_LIST_COLUMNS = ('run_id', 'label', 'matrix', 'status', 'started', 'finished', 'stored', 'user', 'inventory',
-                 'playbook', 'collection_version', 'n_records')
-_NEWEST = 'ORDER BY started DESC, stored DESC, rowid DESC'
+def _now_text(now=None):
+    return (now or datetime.datetime.now(datetime.timezone.utc)).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
 
 
-def list_runs(db_path):
+# -- the interface -------------------------------------------------------------------------------
+
+class Store(object):
+    """One history, whatever holds it. A backend gives the connection and these hooks:
+
+    - ``errors``: the driver's exception classes (turned into HistoryError with the location);
+    - ``runs_table``, ``metrics_table``: the table names; ``tiebreak``: the column that orders runs
+      stored in the same instant (SQLite's rowid, PostgreSQL's identity column);
+    - ``_sql(text)``: the statement in the driver's parameter style (written with ``?``);
+    - ``_begin(run_id)``: start a write transaction that holds the run id against other writers;
+      ``_commit()``, ``_rollback()``; ``close()``.
+    """
+
+    backend = None
+    errors = ()
+    runs_table = 'runs'
+    metrics_table = 'metrics'
+    tiebreak = 'rowid'
+
+    def __init__(self, location):
+        self.location = location
+        self.conn = None
+
+    # context manager: close on every way out
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:  # pylint: disable=broad-except
+                pass
+            self.conn = None
+
+    def _sql(self, text):
+        return text
+
+    def _all(self, text, args=()):
+        return self.conn.execute(self._sql(text), args).fetchall()
+
+    def _one(self, text, args=()):
+        return self.conn.execute(self._sql(text), args).fetchone()
+
+    def _many(self, text, rows):
+        self.conn.executemany(self._sql(text), rows)
+
+    def _problem(self, what, e):
+        return HistoryError('history database %s: %s%s' % (shown(self.location), ('%s: ' % what) if what else '',
+                                                           self.describe_error(e)))
+
+    def describe_error(self, e):
+        return str(e).strip()
+
+    @property
+    def newest(self):
+        return 'ORDER BY started DESC, stored DESC, %s DESC' % self.tiebreak
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    def store(self, doc, label=None, now=None, fingerprint=None, controller=None, extends=False, stored=None):
+        """Store (or extend) one run's results document; idempotent by run_id.
+
+        `fingerprint`/`controller` name who stores it (controller_fingerprint()). A run id already
+        stored under another fingerprint is refused (HistoryError); under the same one it is
+        replaced only when `extends` (a resume of it) or the document holds at least the stored
+        records (the same run stored again, interrupted then complete). Runs stored without a
+        fingerprint are replaced as before. `stored`: the time it was first stored (a copy keeps
+        it), else now.
+
+        Returns 'stored' (new), 'replaced' (the run id was there with another document, e.g. an
+        interrupted run stored again) or 'unchanged' (the same document was already there)."""
+        run_id = doc.get('run_id') if isinstance(doc, dict) else None
+        if not run_id:
+            raise HistoryError('cannot store a run without a run_id')
+        digest, blob = encode(doc)
+        stored = stored or _now_text(now)
+        records = doc.get('records') or []
+        try:
+            self._begin(run_id)
+            try:
+                row = self._one('SELECT digest, label, fingerprint, controller, stored, n_records FROM %s '
+                                'WHERE run_id = ?' % self.runs_table, (run_id,))
+                if row and row[0] == digest and row[1] == (label or None):
+                    self._rollback()
+                    return 'unchanged'
+                problem = row and owner_problem(tuple(row[2:]), run_id, fingerprint, extends, len(records),
+                                                shown(self.location))
+                if problem:
+                    self._rollback()
+                    raise HistoryError(problem)
+                if row:
+                    self.conn.execute(self._sql('DELETE FROM %s WHERE run_id = ?' % self.metrics_table), (run_id,))
+                    self.conn.execute(self._sql('DELETE FROM %s WHERE run_id = ?' % self.runs_table), (run_id,))
+                values = (run_id, label or None, doc.get('matrix'), doc.get('status'), doc.get('started'),
+                          doc.get('finished'), stored, doc.get('user'), _text(doc.get('inventory')),
+                          _text(doc.get('playbook')), doc.get('collection_version'), len(records), digest,
+                          fingerprint or None, controller or None, blob)
+                self.conn.execute(self._sql('INSERT INTO %s (%s, doc) VALUES (%s)' % (
+                    self.runs_table, cols(RUN_COLUMNS), ', '.join('?' * len(values)))), values)
+                self._many('INSERT INTO %s (%s) VALUES (%s)' % (
+                    self.metrics_table, cols(METRIC_COLUMNS), ', '.join('?' * len(METRIC_COLUMNS))),
+                    metric_rows(run_id, records))
+                self._commit()
+            except HistoryError:
+                raise
+            except BaseException:
+                self._rollback()
+                raise
+            return 'replaced' if row else 'stored'
+        except self.errors as e:
+            raise self._problem('cannot store run %s' % run_id, e)
+
+    def check_run_id(self, run_id, fingerprint):
+        """Raise HistoryError when `run_id` is stored by another controller (see store)."""
+        try:
+            row = self._one('SELECT fingerprint, controller, stored, n_records FROM %s WHERE run_id = ?'
+                            % self.runs_table, (run_id,))
+        except self.errors as e:
+            raise self._problem('', e)
+        if row:
+            problem = owner_problem(tuple(row), run_id, fingerprint, True, 0, shown(self.location))
+            if problem:
+                raise HistoryError(problem)
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def _newest_of(self, where, args):
+        """The newest complete run matching, else the newest of any status."""
+        row = self._one("SELECT run_id FROM %s WHERE %s AND status = 'complete' %s LIMIT 1"
+                        % (self.runs_table, where, self.newest), args)
+        if not row:
+            row = self._one('SELECT run_id FROM %s WHERE %s %s LIMIT 1' % (self.runs_table, where, self.newest), args)
+        return row[0] if row else None
+
+    def find(self, ref):
+        """The run id a reference stands for (see the module docstring for the order), or HistoryError."""
+        ref = str(ref or '').strip()
+        if not ref:
+            raise HistoryError('an empty run reference: give a run id or a label')
+        try:
+            return self._find(ref)
+        except self.errors as e:
+            raise self._problem('cannot find run %r' % ref, e)
+
+    def _find(self, ref):
+        where = shown(self.location)
+        if self._one('SELECT 1 FROM %s WHERE run_id = ?' % self.runs_table, (ref,)):
+            return ref
+        if ref == 'latest':     # the newest run whatever its status: a run that broke off is never skipped
+            row = self._one('SELECT run_id FROM %s %s LIMIT 1' % (self.runs_table, self.newest), ())
+            if row:
+                return row[0]
+        for column in ('label', 'matrix'):
+            found = self._newest_of('%s = ?' % column, (ref,))
+            if found:
+                return found
+        prefix = [r[0] for r in self._all('SELECT run_id FROM %s WHERE substr(run_id, 1, ?) = ? ORDER BY run_id'
+                                          % self.runs_table, (len(ref), ref))]
+        if len(prefix) == 1:
+            return prefix[0]
+        if len(prefix) > 1:
+            raise HistoryError('run reference %r is ambiguous in %s: it begins %d run ids (%s)'
+                               % (ref, where, len(prefix), ', '.join(prefix[:5])))
+        newest = self._all('SELECT run_id, label, matrix FROM %s %s LIMIT 5' % (self.runs_table, self.newest))
+        known = '; '.join('%s (%s)' % (r[0], ', '.join(x for x in (r[1], r[2]) if x) or 'no label') for r in newest)
+        raise HistoryError('no run %r in %s: it is not a run id, a run label or a matrix name there. %s' % (
+            ref, where, ('Newest runs: %s' % known) if known else 'The history is empty.'))
+
+    def load(self, ref):
+        """The results document of the run `ref` stands for (run id, id prefix, 'latest' or a label)."""
+        run_id = self.find(ref)
+        try:
+            row = self._one('SELECT doc FROM %s WHERE run_id = ?' % self.runs_table, (run_id,))
+        except self.errors as e:
+            raise self._problem('cannot load run %r' % ref, e)
+        if row is None:
+            raise HistoryError('history database %s: run %s went away while it was read' % (shown(self.location), run_id))
+        return decode(row[0], shown(self.location), run_id)
+
+    def entry(self, run_id):
+        """Everything stored of one run: its row (RUN_COLUMNS) and 'doc' (the results document)."""
+        try:
+            row = self._one('SELECT %s, doc FROM %s WHERE run_id = ?' % (cols(RUN_COLUMNS), self.runs_table),
+                            (run_id,))
+        except self.errors as e:
+            raise self._problem('cannot load run %r' % run_id, e)
+        if row is None:
+            raise HistoryError('no run %r in %s' % (run_id, shown(self.location)))
+        out = dict(zip(RUN_COLUMNS, row[:-1]))
+        out['doc'] = decode(row[-1], shown(self.location), run_id)
+        return out
+
+    def list(self):
+        """Every stored run, newest first: dicts of the meta columns (no records)."""
+        try:
+            rows = self._all('SELECT %s FROM %s %s' % (cols(_LIST_COLUMNS), self.runs_table, self.newest))
+        except self.errors as e:
+            raise self._problem('', e)
+        return [dict(zip(_LIST_COLUMNS, r)) for r in rows]
+
+    def run_ids(self, label=None, matrix=None):
+        """The run ids carrying a run label and/or matrix name, oldest first (by start, then store)."""
+        where, args = [], []
+        for column, value in (('label', label), ('matrix', matrix)):
+            if value is not None:
+                where.append('%s = ?' % column)
+                args.append(value)
+        try:
+            rows = self._all('SELECT run_id FROM %s WHERE %s ORDER BY started, stored, %s' % (
+                self.runs_table, ' AND '.join(where) or '1 = 1', self.tiebreak), tuple(args))
+        except self.errors as e:
+            raise self._problem('', e)
+        return [r[0] for r in rows]
+
+    def metric_values(self, run_ids, benchmark, cell, metric):
+        """{run_id: (started, [values...], unit, better)} of one metric of one cell's benchmark in
+        the given runs (from the metrics table; runs without it are left out)."""
+        out = {}
+        wanted = set(run_ids)
+        try:
+            rows = self._all('SELECT m.run_id, r.started, m.value, m.unit, m.better FROM %s m JOIN %s r ON r.run_id = '
+                             'm.run_id WHERE m.benchmark = ? AND m.cell = ? AND m.metric = ? ORDER BY m.run_id, m.record'
+                             % (self.metrics_table, self.runs_table), (benchmark, cell, metric))
+        except self.errors as e:
+            raise self._problem('', e)
+        for run_id, started, value, unit, better in rows:
+            if run_id in wanted:
+                item = out.setdefault(run_id, (started, [], unit, better))
+                item[1].append(value)
+        return out
+
+    def series_names(self, run_ids):
+        """(benchmark, cell, metric) triples stored for these runs, sorted (for a message)."""
+        wanted = set(run_ids)
+        try:
+            rows = self._all('SELECT DISTINCT run_id, benchmark, cell, metric FROM %s' % self.metrics_table)
+        except self.errors as e:
+            raise self._problem('', e)
+        return sorted(set((b, c, m) for r, b, c, m in rows if r in wanted))
+
+    def dump(self):
+        """Everything in the history as plain data, backend-independent and sorted: [(row, doc)]
+        per run and the metric rows. Two histories holding the same runs dump equal."""
+        try:
+            runs = self._all('SELECT %s, doc FROM %s ORDER BY run_id' % (cols(RUN_COLUMNS), self.runs_table))
+            metrics = self._all('SELECT %s FROM %s ORDER BY run_id, record, metric' % (
+                cols(METRIC_COLUMNS), self.metrics_table))
+        except self.errors as e:
+            raise self._problem('', e)
+        return dict(runs=[(dict(zip(RUN_COLUMNS, r[:-1])), decode(r[-1], shown(self.location), r[0])) for r in runs],
+                    metrics=[tuple(r) for r in metrics])
+
+
+# -- the functions every caller uses (a location in, a store opened and closed) -------------------------
+
+def store_run(location, doc, label=None, now=None, fingerprint=None, controller=None, extends=False):
+    """Store one run in the history at `location` (see Store.store)."""
+    with open_store(location) as store:
+        return store.store(doc, label=label, now=now, fingerprint=fingerprint, controller=controller, extends=extends)
+
+
+def check_run_id(location, run_id, fingerprint):
+    """Raise HistoryError when `run_id` is stored by another controller; nothing when it is free,
+    stored by this one, or the history does not exist yet. Opening the history checks it (a
+    symlink, a foreign database, a network file system, an unreachable server are refused here,
+    before any host is touched)."""
+    if not location:
+        return
+    try:
+        store = open_store(location, create=False)
+    except MissingHistory:
+        return
+    with store:
+        store.check_run_id(run_id, fingerprint)
+
+
+def list_runs(location):
     """Every stored run, newest first: dicts of the meta columns (no records)."""
-    conn = connect(db_path, create=False)
-    try:
-        rows = conn.execute('SELECT %s FROM runs %s' % (', '.join(_LIST_COLUMNS), _NEWEST)).fetchall()
-    except sqlite3.DatabaseError as e:
-        raise HistoryError('history database %s: %s' % (db_path, e))
-    finally:
-        conn.close()
-    return [dict(zip(_LIST_COLUMNS, r)) for r in rows]
+    with open_store(location, create=False) as store:
+        return store.list()
 
 
-def _newest(conn, where, args):
-    """The newest complete run matching, else the newest of any status."""
-    row = conn.execute("SELECT run_id FROM runs WHERE %s AND status = 'complete' %s LIMIT 1" % (where, _NEWEST),
-                       args).fetchone()
-    if not row:
-        row = conn.execute('SELECT run_id FROM runs WHERE %s %s LIMIT 1' % (where, _NEWEST), args).fetchone()
-    return row[0] if row else None
-
-
-def find_run(conn, ref, db_path='history'):
-    """The run id a reference stands for (see the module docstring for the order), or HistoryError."""
-    ref = str(ref or '').strip()
-    if not ref:
-        raise HistoryError('an empty run reference: give a run id or a label')
-    if conn.execute('SELECT 1 FROM runs WHERE run_id = ?', (ref,)).fetchone():
-        return ref
-    if ref == 'latest':
-        found = _newest(conn, '1 = 1', ())
-        if found:
-            return found
-    for column in ('label', 'matrix'):
-        found = _newest(conn, '%s = ?' % column, (ref,))
-        if found:
-            return found
-    prefix = [r[0] for r in conn.execute("SELECT run_id FROM runs WHERE substr(run_id, 1, ?) = ? ORDER BY run_id",
-                                         (len(ref), ref)).fetchall()]
-    if len(prefix) == 1:
-        return prefix[0]
-    if len(prefix) > 1:
-        raise HistoryError('run reference %r is ambiguous in %s: it begins %d run ids (%s)'
-                           % (ref, db_path, len(prefix), ', '.join(prefix[:5])))
-    newest = conn.execute('SELECT run_id, label, matrix FROM runs %s LIMIT 5' % _NEWEST).fetchall()
-    known = '; '.join('%s (%s)' % (r[0], ', '.join(x for x in (r[1], r[2]) if x) or 'no label') for r in newest)
-    raise HistoryError('no run %r in %s: it is not a run id, a run label or a matrix name there. %s' % (
-        ref, db_path, ('Newest runs: %s' % known) if known else 'The history is empty.'))
-
-
-def load_run(db_path, ref):
+def load_run(location, ref):
     """The results document of the run `ref` stands for (run id, id prefix, 'latest' or a label)."""
-    conn = connect(db_path, create=False)
-    try:
-        run_id = find_run(conn, ref, db_path)
-        blob = conn.execute('SELECT doc FROM runs WHERE run_id = ?', (run_id,)).fetchone()[0]
-    except sqlite3.DatabaseError as e:
-        raise HistoryError('history database %s: cannot load run %r: %s' % (db_path, ref, e))
-    finally:
-        conn.close()
-    try:
-        doc = json.loads(zlib.decompress(blob).decode('utf-8'))
-    except (zlib.error, ValueError) as e:
-        raise HistoryError('history database %s: the document of run %s is damaged: %s' % (db_path, run_id, e))
-    return doc
+    with open_store(location, create=False) as store:
+        return store.load(ref)
+
+
+# -- moving runs between stores -------------------------------------------------------------------
+
+def copy_history(source, dest):
+    """Copy every run of the store `source` into the store `dest`, oldest first, each with its
+    label, owner and store time; the ownership rules of Store.store hold (a run id another
+    controller owns in `dest` is refused, not replaced). Returns {'stored': [...], 'replaced':
+    [...], 'unchanged': [...], 'refused': [(run_id, why)]}."""
+    out = dict(stored=[], replaced=[], unchanged=[], refused=[])
+    for run_id in source.run_ids():
+        entry = source.entry(run_id)
+        try:
+            what = dest.store(entry['doc'], label=entry['label'], fingerprint=entry['fingerprint'],
+                              controller=entry['controller'], stored=entry['stored'])
+        except HistoryError as e:
+            out['refused'].append((run_id, str(e)))
+            continue
+        out[what].append(run_id)
+    return out
+
+
+# -- for the report callback ----------------------------------------------------------------------
+
+def preflight(location, run_id, run_dir, min_free):
+    """The history's part of the checks before any host is touched: a SQLite history's directory
+    takes files and has `min_free` bytes (rundir.OutputDirError otherwise); the history opens (a
+    symlink, a foreign database, a network file system, an unreachable server are HistoryError);
+    `run_id` is not another controller's."""
+    if not location:
+        return
+    if not is_postgres(location):
+        from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import check_output_dir
+        check_output_dir(os.path.dirname(location), 'benchlab history directory', min_free, 'BENCHLAB_HISTORY_DB')
+    check_run_id(location, run_id, controller_fingerprint(run_dir)[0])
+
+
+def store_later(run_dir, location, label=None):
+    """The command that stores a run directory in the history afterwards (when storing failed)."""
+    argv = ['ansible-playbook', 'benchlab.bench.history', '-e', 'history_action=import',
+            '-e', 'history_run_dir=%s' % run_dir, '-e', 'history_db=%s' % shown(location)]
+    if label:
+        argv += ['-e', 'history_label=%s' % label]
+    return ' '.join(_quote(a) for a in argv)
+
+
+def _quote(arg):
+    return shlex.quote(arg)

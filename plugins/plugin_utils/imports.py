@@ -7,11 +7,19 @@ records, through the same module_utils parsers the modules and the parse_* filte
 manifest and its files; controller-only (jsonschema, PyYAML).
 
 Every entry is read and parsed before anything is returned: an output that does not parse is an
-ImportProblem naming the entry, its file and its first line, and nothing is stored."""
+ImportProblem naming the entry, its file and its first line, and nothing is stored.
+
+What is read is confined (read_confined): the manifest and the regular files under the manifest's
+own directory (after resolving `..` and symlinks), each at most MAX_FILE_BYTES, read in bounded
+chunks through a descriptor opened without blocking (a FIFO never hangs the play). Anything else
+(a path outside that directory, /dev/*, /proc, a FIFO, a socket, a directory) is refused naming the
+entry and the path; nothing of it is read, so nothing of it can be quoted."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 import yaml
 
@@ -30,6 +38,10 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import v
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'import-manifest-v1.json')
 DEFAULT_HOST = 'imported'
 MAX_FILE_BYTES = 16 * 1024 * 1024
+READ_CHUNK = 1024 * 1024
+# Pseudo file systems: nothing there is a tool's output (and /proc, /sys, /dev hold secrets, devices
+# and endless files). Refused by name even where a bind mount puts the manifest's directory inside.
+SYSTEM_TREES = ('/proc', '/sys', '/dev')
 # Entry keys that only one tool's parser reads.
 TOOL_KEYS = {'bs': ('dd',), 'sync_after': ('dd',), 'bytes': ('time',), 'reverse': ('iperf', 'iperf3')}
 
@@ -83,21 +95,25 @@ def semantic_problems(manifest):
 def load_manifest(path):
     """(manifest, directory its files are relative to), validated. ImportProblem otherwise."""
     try:
-        with open(path, 'rb') as f:
-            manifest = yaml.safe_load(f.read().decode('utf-8'))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ImportProblem(['cannot read %s: %s' % (path, e)])
+        text = read_confined(path, None).decode('utf-8')
+    except UnicodeDecodeError as e:   # a ValueError too: first
+        raise ImportProblem(['cannot read %s: not UTF-8 text (%s at byte %d)' % (path, e.reason, e.start)])
+    except ValueError as e:
+        raise ImportProblem(['manifest %s' % e])
+    try:
+        manifest = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ImportProblem(['%s is not YAML: %s' % (path, e)])
-    if not isinstance(manifest, dict):
+        raise ImportProblem(['%s is not YAML: %s' % (path, _yaml_problem(e))])
+    if not isinstance(manifest, dict) or not ('name' in manifest or 'entries' in manifest):
+        # not a manifest at all (a password file, say): its content is never quoted
         raise ImportProblem(['%s: the manifest must be a mapping with name and entries, got %s' % (
-            path, type(manifest).__name__)])
+            path, type(manifest).__name__ if not isinstance(manifest, dict) else 'a mapping without either')])
     problems = schema_problems(manifest)
     if not problems:
         problems = semantic_problems(manifest)
     if problems:
         raise ImportProblem(problems, 'invalid import manifest %s' % path)
-    return manifest, os.path.dirname(os.path.abspath(path))
+    return manifest, os.path.realpath(os.path.dirname(os.path.abspath(path)))
 
 
 def _unique(items):
@@ -115,18 +131,97 @@ def _first_line(text):
     return '(empty)'
 
 
+def _yaml_problem(err):
+    """A YAML error as its problem and place (line, column), without the snippet of the text that
+    PyYAML's own message quotes."""
+    mark = getattr(err, 'problem_mark', None)
+    problem = getattr(err, 'problem', None) or type(err).__name__
+    if mark is not None:
+        return '%s (line %d, column %d)' % (problem, mark.line + 1, mark.column + 1)
+    return problem
+
+
+def _inside(path, directory):
+    return path == directory or path.startswith(directory.rstrip('/') + '/')
+
+
+def confined_path(name, base):
+    """The real path of `name` (relative to `base`, the manifest's directory), or ValueError when it
+    resolves (``..``, an absolute path, a symlink anywhere on the way) outside `base` or into a
+    system tree. `base` None: anywhere but a system tree (the manifest itself, which the user
+    names). Nothing is opened."""
+    real_base = os.path.realpath(base) if base is not None else None
+    named = os.path.join(real_base, name) if real_base else os.path.abspath(name)
+    real = os.path.realpath(named)
+    where = name if real == named else '%s (resolves to %s)' % (name, real)
+    for tree in SYSTEM_TREES:
+        if _inside(real, tree):
+            raise ValueError('%s: under %s, not a tool\'s output: refused, nothing read' % (where, tree))
+    if real_base is not None and not _inside(real, real_base):
+        raise ValueError('%s: outside the manifest\'s directory %s: refused, nothing read (only files under '
+                         'it are imported; copy the output there)' % (where, real_base))
+    return real
+
+
+def read_confined(path, base, limit=MAX_FILE_BYTES):
+    """The bytes of the regular file `path` (relative to `base`, or absolute), when it is under
+    `base` (symlinks resolved; None: anywhere but a system tree) and at most `limit` bytes. Opened without following a last symlink
+    and without blocking (a FIFO or a device never hangs), checked to be a regular file on the open
+    descriptor, read in chunks of READ_CHUNK, never more than `limit` + 1 bytes. ValueError naming
+    the path otherwise; nothing of a refused file is read."""
+    real = confined_path(path, base)
+    try:   # a socket or a device is named before any open (opening one can block, or act)
+        mode = os.stat(real).st_mode
+    except OSError as e:
+        raise ValueError('%s: cannot read it (%s)' % (path, e.strerror or e))
+    if not stat.S_ISREG(mode):
+        raise ValueError('%s: not a regular file (%s), refused, nothing read' % (path, _kind(mode)))
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NOCTTY', 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:   # swapped for a symlink after it was resolved
+            raise ValueError('%s: a symlink, refused' % path)
+        raise ValueError('%s: cannot read it (%s)' % (path, e.strerror or e))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError('%s: not a regular file (%s), refused, nothing read' % (path, _kind(st.st_mode)))
+        if st.st_size > limit:
+            raise ValueError('%s: larger than %d bytes, not a tool output' % (path, limit))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(READ_CHUNK, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:   # grew while read (or a file whose size lies)
+            raise ValueError('%s: larger than %d bytes, not a tool output' % (path, limit))
+        return b''.join(chunks)
+    except OSError as e:
+        raise ValueError('%s: cannot read it (%s)' % (path, e.strerror or e))
+    finally:
+        os.close(fd)
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISCHR, 'a character device'),
+                       (stat.S_ISBLK, 'a block device'), (stat.S_ISSOCK, 'a socket')):
+        if test(mode):
+            return name
+    return 'not a regular file'
+
+
 def entry_text(entry, base):
     """(output text, where it came from) of one entry. ValueError naming the file."""
     if 'text' in entry:
         return entry['text'], 'inline text'
-    path = os.path.join(base, entry['file'])
     try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            raise ValueError('file %s: larger than %d bytes, not a tool output' % (entry['file'], MAX_FILE_BYTES))
-        with open(path, 'rb') as f:
-            return f.read().decode('utf-8', 'replace'), 'file %s' % entry['file']
-    except OSError as e:
-        raise ValueError('file %s: cannot read it (%s)' % (entry['file'], e.strerror or e))
+        data = read_confined(entry['file'], base)
+    except ValueError as e:
+        raise ValueError('file %s' % e)
+    return data.decode('utf-8', 'replace'), 'file %s' % entry['file']
 
 
 def _time_records(text, entry):
@@ -223,7 +318,8 @@ def import_records(manifest, base):
 
 def import_plan(manifest, records, hosts, manifest_path=None):
     """The bench_plan the report callback reads: matrix name, cells in manifest order, baseline,
-    pivot, one benchmark per (benchmark label, tool); no runs (nothing is run)."""
+    pivot, baseline_by, correction, equivalence_margin_pct, one benchmark per (benchmark label, tool);
+    no runs (nothing is run). The analysis is the same as a run's: the same verdicts."""
     cells, benchmarks = {}, {}
     for rec, host in zip(records, hosts):
         labels = rec['labels']
@@ -236,9 +332,11 @@ def import_plan(manifest, records, hosts, manifest_path=None):
     plan = dict(name=manifest['name'], baseline=manifest.get('baseline') or manifest['entries'][0]['cell'],
                 cells=list(cells.values()), benchmarks=list(benchmarks.values()), runs=[],
                 imported=dict(manifest=manifest_path, entries=len(manifest['entries']), records=len(records)))
-    for key in ('pivot', 'baseline_by'):
+    for key in ('pivot', 'baseline_by', 'correction'):
         if manifest.get(key):
             plan[key] = manifest[key]
+    if manifest.get('equivalence_margin_pct') is not None:
+        plan['equivalence_margin_pct'] = manifest['equivalence_margin_pct']
     return plan
 
 

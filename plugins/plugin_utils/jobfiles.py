@@ -2,7 +2,8 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """fio job files named by a matrix (``{tool: fio, params: {job_file: <file on the controller>}}``),
-on the controller, before any host is touched.
+on the controller, before any host is touched; and dbench load files (``loadfile``), when the
+controller has the file (the module checks it again on the target, where it runs).
 
 Each job file is read, parsed and checked the way the fio module will check it on the target
 (module_utils/fiojob: [global] inheritance, options that run programs, devices), and, when fio is
@@ -20,10 +21,13 @@ import tempfile
 
 from ansible.utils.unsafe_proxy import wrap_var
 
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import loadfile_problem
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import job_file_in_workdir, job_file_text, parse_only_problem
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import FioJobError, check_fio_job, parse_job_file
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import FioJobError, check_fio_job, engine_problem, parse_job_file
 
 MAX_JOB_FILE_BYTES = 1024 * 1024
+# The module's cap on a dbench load file (modules/dbench.py MAX_LOADFILE_BYTES)
+MAX_LOAD_FILE_BYTES = 256 * 1024 * 1024
 # Where the check pretends the work directory is (nothing is created there).
 _CHECK_WORKDIR = '/nonexistent/benchlab-fio-check'
 
@@ -103,13 +107,19 @@ def _params_copy(matrix):
 
 def with_job_files(matrix):
     """(matrix copy with `job_file_content` next to every fio `job_file`, problems); the matrix itself
-    when it names no job file. Relative paths are taken from the current directory (where
+    when it names no job file. The problems name job files that do not pass the fio module's check and
+    engines (`ioengine`) the module refuses. Relative paths are taken from the current directory (where
     ansible-playbook runs)."""
     out = _params_copy(matrix)
     problems = []
     cache = {}
 
     def load(where, params):
+        if isinstance(params, dict) and isinstance(params.get('ioengine'), str):
+            problem = engine_problem(params['ioengine'])
+            if problem:
+                problems.append('%s.ioengine: %s is refused: %s; a matrix cannot allow it (the fio module can, with '
+                                'allow_unsafe_options: true)' % (where, params['ioengine'], problem))
         if not isinstance(params, dict) or not params.get('job_file'):
             return
         path = os.path.abspath(os.path.expanduser(str(params['job_file'])))
@@ -130,3 +140,41 @@ def with_job_files(matrix):
     for i, c in enumerate(out.get('cells') or []):
         load('bench_matrix.cells[%d].params.fio' % i, (c.get('params') or {}).get('fio'))
     return (out if cache else matrix), problems
+
+
+def _load_file_problem(path):
+    """The problem of one dbench load file on the controller, or None (also when it is not here)."""
+    if not os.path.isfile(path):
+        return None         # not on the controller (or no regular file): the module judges it on the target
+    try:
+        with open(path, 'rb') as f:
+            data = f.read(MAX_LOAD_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_LOAD_FILE_BYTES:
+        return '%s is larger than %d bytes: not a dbench load file?' % (path, MAX_LOAD_FILE_BYTES)
+    return loadfile_problem(data, name=path)
+
+
+def load_file_problems(matrix):
+    """Problems of the dbench load files (`loadfile`) a matrix names, read the way dbench reads them
+    (module_utils/dbench.loadfile_problem) where the controller has the file, each naming the field and
+    the line."""
+    problems, cache = [], {}
+
+    def check(where, params):
+        if not isinstance(params, dict) or not isinstance(params.get('loadfile'), str):
+            return
+        path = params['loadfile']
+        if path not in cache:
+            cache[path] = _load_file_problem(path)
+        if cache[path]:
+            problems.append('%s.loadfile: %s' % (where, cache[path]))
+
+    for i, b in enumerate(matrix.get('benchmarks') or []):
+        if isinstance(b, dict) and b.get('tool') == 'dbench':
+            check('bench_matrix.benchmarks[%d].params' % i, b.get('params'))
+    for i, c in enumerate(matrix.get('cells') or []):
+        if isinstance(c, dict) and isinstance(c.get('params'), dict):
+            check('bench_matrix.cells[%d].params.dbench' % i, c['params'].get('dbench'))
+    return problems

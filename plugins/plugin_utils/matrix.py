@@ -10,6 +10,8 @@ import fractions
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import DEFAULTS as GUARD_DEFAULTS
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import system_directory_problem
+from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import plan_gate
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import MATRIX_SCHEMA_FILE, load_schema, matrix_problems
 
 DEFAULT_REPETITIONS = 3
@@ -53,6 +55,10 @@ def semantic_problems(matrix, inventory_hosts=None):
     if 'baseline' in matrix and matrix['baseline'] not in names:
         problems.append('bench_matrix.baseline: %r is not one of the cells (%s)' % (matrix['baseline'], ', '.join(map(str, names))))
     problems.extend(_label_key_problems(matrix))
+    for i, c in enumerate(cells):
+        problem = system_directory_problem(c['path'], resolve=False, device_paths=True) if c.get('path') else None
+        if problem:
+            problems.append('bench_matrix.cells[%d].path: %s' % (i, problem))
     for i, b in enumerate(matrix.get('benchmarks', [])):
         for j, c in enumerate(b.get('cells') or []):
             if c not in names:
@@ -61,8 +67,9 @@ def semantic_problems(matrix, inventory_hosts=None):
         m = effective_methodology(matrix, b)
         reps = effective_repetitions(matrix, b)
         where = 'bench_matrix.benchmarks[%d]' % i
-        if 'max_cv' in m and 'max_repetitions' not in m:
-            problems.append('%s: max_cv needs max_repetitions, the cap on the number of runs' % where)
+        for key in ('max_cv', 'target_ci_pct'):
+            if key in m and 'max_repetitions' not in m:
+                problems.append('%s: %s needs max_repetitions, the cap on the number of runs' % (where, key))
         if m.get('max_repetitions') is not None and m['max_repetitions'] < reps:
             problems.append('%s: max_repetitions (%s) is below repetitions (%s)' % (where, m['max_repetitions'], reps))
     problems.extend(size_problems(matrix))
@@ -261,9 +268,10 @@ def validate_matrix(matrix, inventory_hosts=None):
     problems = schema_problems(matrix)
     if not problems:
         problems = semantic_problems(matrix, inventory_hosts)
-    if not problems:    # fio job files named by the matrix: read and checked here, on the controller
-        from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import with_job_files
+    if not problems:    # fio job files and dbench load files named by the matrix: checked here, on the controller
+        from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import load_file_problems, with_job_files
         matrix, problems = with_job_files(matrix)
+        problems = problems + load_file_problems(matrix)
     if problems:
         raise MatrixError(problems)
     return matrix
@@ -274,8 +282,10 @@ def expand_plan(matrix, inventory_hosts=None, host_labels=None):
 
     Repetitions are interleaved (repetition 1 of every benchmark in every cell, then repetition 2,
     ...) so a slow drift of the machine spreads over all cells instead of biasing one. Warm-up runs
-    (repetition 0) come first. Benchmarks with a variance gate (max_cv, max_repetitions) are listed
-    in `gates`; the bench_run role adds runs for them (plugin_utils/gate.py), never beyond the cap.
+    (repetition 0) come first. Benchmarks with a variance gate (max_cv or the precision target
+    target_ci_pct, and max_repetitions) are listed in `gates`; the bench_run role adds runs for them
+    (plugin_utils/gate.py), never beyond the cap. correction and equivalence_margin_pct (how the
+    report concludes its comparisons, plugin_utils/verdicts.py) go into the plan as they are.
     host_labels ({host: labels}, e.g. the local lab's guests): a cell's labels start from its host's,
     the cell's own win.
     """
@@ -304,9 +314,7 @@ def expand_plan(matrix, inventory_hosts=None, host_labels=None):
         for b in benchmarks:
             if rep <= b['repetitions']:
                 runs.extend(run(b, cname, rep) for cname in b['cells'])
-    gates = dict((b['name'], {'max_cv': b['methodology']['max_cv'],
-                              'max_repetitions': b['methodology']['max_repetitions']})
-                 for b in benchmarks if 'max_cv' in b['methodology'])
+    gates = dict((b['name'], plan_gate(b['methodology'])) for b in benchmarks if plan_gate(b['methodology']))
     hosts = []
     for c in cells:
         if c['host'] not in hosts:
@@ -314,5 +322,7 @@ def expand_plan(matrix, inventory_hosts=None, host_labels=None):
     reps = int(matrix.get('repetitions', DEFAULT_REPETITIONS))
     plan = dict(name=matrix['name'], baseline=matrix.get('baseline', cells[0]['name']), repetitions=reps,
                 concurrency=concurrency, cells=cells, benchmarks=benchmarks, hosts=hosts, runs=runs, gates=gates)
-    plan.update((k, matrix[k]) for k in ('pivot', 'baseline_by') if matrix.get(k))
+    plan.update((k, matrix[k]) for k in ('pivot', 'baseline_by', 'correction') if matrix.get(k))
+    if matrix.get('equivalence_margin_pct') is not None:
+        plan['equivalence_margin_pct'] = matrix['equivalence_margin_pct']
     return plan

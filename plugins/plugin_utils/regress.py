@@ -8,17 +8,26 @@ renderers draw like any run: every record of the baseline run gets the cell ``<c
 every record of the candidate run ``<cell> @ candidate``, and each table holds one cell of one
 benchmark (``<benchmark> [<cell>]`` when the benchmark ran in several cells), so the baseline
 column of each table is the same cell in the baseline run. The analysis (analysis.analyze) gives
-per metric the Welch comparison (delta %, CI, p, significant); a candidate metric is a
-**regression** when it is significantly worse than the baseline (p < alpha, in the direction its
-``better`` says) *and* worse by more than ``threshold`` percent of the baseline mean. Regressions
-are marked on the metric (``regression: true``), flagged on the cell (code ``regression``) and
-listed in the document's ``comparison`` section with what was too little data to judge (fewer than
-two repetitions on a side), what is missing from the candidate and what is new in it."""
+per metric the comparison and its verdict (better, worse, equivalent, inconclusive; corrected
+across the comparison's tables like any report).
+
+The gate judges each metric (gate_outcome): a **regression** when the verdict is worse *and* the
+candidate is worse by more than ``threshold`` percent of the baseline mean; a **pass** when the
+verdict is better, or when a one-sided Welch test shows the candidate is not worse by the threshold
+or more (non-inferiority at alpha: the data rule a regression beyond the threshold out); otherwise
+the gate **cannot judge** it: fewer than two repetitions on a side (too little data), or data that
+can neither show nor rule out a regression beyond the threshold. A cell or benchmark in one run
+only, a metric the candidate lacks, and a baseline and candidate that are the same run cannot be
+judged either. Regressions are marked on the metric (``regression: true``), flagged on the cell
+(code ``regression``) and listed in the document's ``comparison`` section with everything that
+could not be judged (``cannot_judge``, each with its reason); with fail_on_regression, both fail the
+play (action compare_runs)."""
 
 from __future__ import annotations
 
 import hashlib
 
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import tost
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, compare
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
@@ -35,22 +44,64 @@ class CompareError(ValueError):
 def judge(candidate, baseline, better, threshold, alpha=ALPHA):
     """The regression verdict of one metric: candidate and baseline are lists of values or summaries.
 
-    Returns stats.compare's result plus `regression` (True/False; None when there is too little data,
-    i.e. fewer than two values on a side) and `beyond_threshold`."""
-    if threshold is None or threshold < 0:
-        raise CompareError('regression_threshold must be a number >= 0 (percent), got %r' % (threshold,))
+    Returns stats.compare's result (a family of one) plus `regression` (True/False; None when there
+    is too little data, i.e. fewer than two values on a side), `beyond_threshold` and the gate's
+    outcome (`gate`: regression, pass or cannot judge, with `gate_reason`)."""
+    _check_threshold(threshold)
     cmp = compare(candidate, baseline, better=better, alpha=alpha)
-    delta = cmp['delta_pct']
-    if delta is None:
-        beyond = None
-    else:
-        beyond = (-delta if better == 'higher' else delta) > threshold
-    if cmp['significant'] is None:
-        regression = None
-    else:
-        regression = bool(cmp['worse'] and beyond)
-    cmp.update(regression=regression, beyond_threshold=beyond, threshold_pct=float(threshold))
+    cmp.update(gate_outcome(cmp, cmp['candidate'], cmp['baseline'], better, threshold, alpha))
     return cmp
+
+
+def _check_threshold(threshold):
+    if threshold is None or isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
+        raise CompareError('regression_threshold must be a number >= 0 (percent), got %r' % (threshold,))
+
+
+def worse_by_pct(delta, better):
+    """How much worse than the baseline a delta (in %) is: positive is worse."""
+    return -delta if better == 'higher' else delta
+
+
+def gate_outcome(cmp, c, b, better, threshold, alpha=ALPHA):
+    """The gate's judgement of one compared metric (cmp: its comparison with verdict, p and
+    delta_pct; c, b: the candidate's and the baseline's summaries): {gate, gate_reason, regression,
+    beyond_threshold, threshold_pct, p_non_inferiority}. See the module docstring."""
+    delta = cmp.get('delta_pct')
+    beyond = None if delta is None else worse_by_pct(delta, better) > threshold
+    out = dict(beyond_threshold=beyond, threshold_pct=float(threshold), p_non_inferiority=None, regression=None)
+    if cmp.get('p') is None:
+        out.update(gate='cannot judge', gate_reason='too little data: n=%d vs n=%d (needs 2 on each side)'
+                   % (c['n'], b['n']))
+        return out
+    out['regression'] = bool(cmp['verdict'] == 'worse' and beyond)
+    if out['regression']:
+        out.update(gate='regression', gate_reason='significantly worse by more than the %.4g%% threshold' % threshold)
+        return out
+    if cmp['verdict'] == 'better':
+        out.update(gate='pass', gate_reason='better')
+        return out
+    p_ni = None
+    if b.get('mean'):
+        margin = abs(b['mean']) * threshold / 100.0
+        ni = tost(c, b, -margin, float('inf')) if better == 'higher' else tost(c, b, float('-inf'), margin)
+        p_ni = ni['p'] if ni else None
+    elif cmp['verdict'] == 'equivalent':     # the same constant on both sides
+        p_ni = 0.0
+    out['p_non_inferiority'] = p_ni
+    if p_ni is not None and p_ni < alpha:
+        out.update(gate='pass', gate_reason='not worse by %.4g%% or more (one-sided test, p=%.2g)' % (threshold, p_ni))
+        return out
+    need = cmp.get('repetitions_needed')
+    out.update(gate='cannot judge', gate_reason=(
+        '%s: the data can neither show nor rule out a regression beyond the %.4g%% threshold (%s, detectable: %s)%s'
+        % (cmp.get('verdict'), threshold, 'n/a' if delta is None else '%+.1f%%' % delta, _pct(cmp.get('mde_pct')),
+           ('; about %d repetitions per side would settle it' % need) if need else '')))
+    return out
+
+
+def _pct(x):
+    return 'n/a' if x is None else '%.1f%%' % x
 
 
 def side_cell(cell, side):
@@ -92,21 +143,26 @@ def _run_info(doc, label=None):
     return info
 
 
-def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha=ALPHA, labels=None):
+def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha=ALPHA, labels=None, correction=None,
+                 margin=None):
     """The comparison results document of two stored runs (see the module docstring).
 
     metrics: metric names the gate judges (all by default); labels: {side: run label} for the
-    header."""
+    header; correction, margin: how the comparison's verdicts are corrected (holm, bh, none) and the
+    equivalence margin in % (defaults: Holm, 5)."""
     for side, doc in zip(SIDES, (baseline_doc, candidate_doc)):
         if not isinstance(doc, dict) or not doc.get('run_id'):
             raise CompareError('the %s run is not a results document with a run_id' % side)
-    if threshold is None or isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
-        raise CompareError('regression_threshold must be a number >= 0 (percent), got %r' % (threshold,))
+    _check_threshold(threshold)
+    if baseline_doc['run_id'] == candidate_doc['run_id']:
+        raise CompareError('the baseline and the candidate are the same run (%s): a run is never compared with itself '
+                           '(name another candidate; candidate=latest is the newest stored run, whatever its status)'
+                           % baseline_doc['run_id'])
     docs = dict(zip(SIDES, (baseline_doc, candidate_doc)))
-    records, environment, plan = _merged(docs)
+    records, environment, plan = _merged(docs, correction, margin)
     analysis = analyze(records, plan, environment)
     wanted = set(metrics) if metrics else None
-    found = dict(regressions=[], too_little_data=[], missing=[], new=[])
+    found = dict(regressions=[], too_little_data=[], missing=[], new=[], cannot_judge=[], passed=0)
     for b in analysis['benchmarks']:
         _judge_benchmark(b, wanted, threshold, alpha, found)
     found['regressions'].sort(key=lambda r: -(r['delta_pct'] if r['better'] == 'lower' else -r['delta_pct']))
@@ -127,7 +183,7 @@ def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha
                 comparison=comparison)
 
 
-def _merged(docs):
+def _merged(docs, correction=None, margin=None):
     """(records, environment, plan) of both runs, each cell renamed '<cell> @ <side>'."""
     cells_of = {}
     order = []
@@ -145,6 +201,10 @@ def _merged(docs):
                   for c in order for side in SIDES]
     plan = dict(name='compare %s vs %s' % (docs['candidate']['run_id'], docs['baseline']['run_id']), baseline=None,
                 cells=plan_cells, gates={}, compare=True)
+    if correction:
+        plan['correction'] = correction
+    if margin is not None:
+        plan['equivalence_margin_pct'] = margin
     return records, environment, plan
 
 
@@ -154,31 +214,41 @@ def _judge_benchmark(b, wanted, threshold, alpha, found):
     cand = next((c for c in b['cells'] if c['cell'].endswith(' @ candidate')), None)
     where = dict(benchmark=b['name'], cell=(base or cand)['cell'].rsplit(' @ ', 1)[0])
     if cand is None or base is None:
-        found['missing' if cand is None else 'new'].append(
-            dict(where, reason='not in the candidate run' if cand is None else 'not in the baseline run'))
+        item = dict(where, reason='not in the candidate run' if cand is None else 'not in the baseline run')
+        found['missing' if cand is None else 'new'].append(item)
+        found['cannot_judge'].append(item)
         return
     b['regressions'] = []
     for m in b['metrics']:
         s, ref = cand['metrics'].get(m), base['metrics'].get(m)
         if s is None or ref is None:
-            if ref is not None:
-                found['missing'].append(dict(where, metric=m, reason='metric not in the candidate run'))
+            if ref is not None and (wanted is None or m in wanted):
+                item = dict(where, metric=m, reason='metric not in the candidate run')
+                found['missing'].append(item)
+                found['cannot_judge'].append(item)
             continue
         s['regression'] = None
         if wanted is not None and m not in wanted:
             continue
         if not s['n'] or not ref['n']:
-            found['too_little_data'].append(dict(where, metric=m, reason='no measured value (too fast?)'))
+            item = dict(where, metric=m, reason='no measured value (too fast?)')
+            found['too_little_data'].append(item)
+            found['cannot_judge'].append(item)
             continue
-        v = judge(s, ref, s['better'], threshold, alpha)
-        s['regression'] = v['regression']
-        if v['regression'] is None:
-            found['too_little_data'].append(dict(where, metric=m, reason='too little data: n=%d vs n=%d (needs 2 on each '
-                                                 'side)' % (s['n'], ref['n'])))
-        elif v['regression']:
+        v = gate_outcome(s, s, ref, s['better'], threshold, alpha)
+        s.update(regression=v['regression'], gate=v['gate'], p_non_inferiority=v['p_non_inferiority'])
+        if v['gate'] == 'pass':
+            found['passed'] += 1
+        elif v['gate'] == 'cannot judge':
+            item = dict(where, metric=m, reason=v['gate_reason'], verdict=s.get('verdict'))
+            if v['regression'] is None:
+                found['too_little_data'].append(item)
+            found['cannot_judge'].append(item)
+        else:
             item = dict(where, metric=m, unit=s['unit'], better=s['better'], baseline_mean=ref['mean'],
-                        candidate_mean=s['mean'], baseline_n=ref['n'], candidate_n=s['n'], delta_pct=v['delta_pct'],
-                        ci_pct=v['ci_pct'], p=v['p'], threshold_pct=float(threshold))
+                        candidate_mean=s['mean'], baseline_n=ref['n'], candidate_n=s['n'], delta_pct=s['delta_pct'],
+                        ci_pct=s['ci_pct'], p=s['p'], p_adjusted=s.get('p_adjusted'), test=s.get('test'),
+                        verdict=s.get('verdict'), threshold_pct=float(threshold))
             found['regressions'].append(item)
             b['regressions'].append(m)
             cand['flags'].append(dict(code='regression', message=describe(item)))
@@ -211,9 +281,14 @@ def _num(x):
 def describe(item):
     """One line for people: what regressed, by how much, against which threshold."""
     ci = item.get('ci_pct')
-    return ('%s %s %s: %s %s vs %s in the baseline run (%+.1f%%, CI %s, p=%s, n=%d vs %d): significantly worse '
-            'than the baseline by more than the %.4g%% threshold (%s is better)') % (
+    return ('%s %s %s: %s %s vs %s in the baseline run (%+.1f%%, CI %s, p=%s, corrected %s, %s, n=%d vs %d): '
+            'significantly worse than the baseline by more than the %.4g%% threshold (%s is better)') % (
         item['benchmark'], item['cell'], item['metric'], _num(item['candidate_mean']), item['unit'],
         _num(item['baseline_mean']), item['delta_pct'],
-        ('[%+.1f%%, %+.1f%%]' % tuple(ci)) if ci else 'n/a', _num(item['p']), item['candidate_n'],
-        item['baseline_n'], item['threshold_pct'], item['better'])
+        ('[%+.1f%%, %+.1f%%]' % tuple(ci)) if ci else 'n/a', _num(item['p']), _num(item.get('p_adjusted')),
+        item.get('test') or 'welch', item['candidate_n'], item['baseline_n'], item['threshold_pct'], item['better'])
+
+
+def describe_unjudged(item):
+    """One line for people: what the gate could not judge, and why."""
+    return '%s: %s' % (' '.join(str(item[k]) for k in ('benchmark', 'cell', 'metric') if item.get(k)), item['reason'])

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.units import format_bytes
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
+from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import INTERVAL_PERCENTILES, PERCENTILES, percentile_name
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_verdicts import (
+    LEGEND, correction_lines, detectable_text, fmt_pct, test_text, verdict_kind, verdict_text)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import explanation, title
 
 HEADER_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
                'collection_version', 'status')
 
-# Significance marks next to a delta vs the baseline.
-SIG_SIGNIFICANT, SIG_NOISE, SIG_UNKNOWN = '*', '~', '?'
-LEGEND = ('Each entry is mean ± half-width of the 95% confidence interval of the mean (n measured runs), '
-          'then the difference to the baseline cell in % with its significance mark: '
-          '* significant (Welch t-test, p < 0.05), ~ within noise, ? too little data to tell (n < 2).')
+# Verdict marks next to a delta vs the baseline (charts and the terminal): better or worse, equivalent, inconclusive.
+SIG_SIGNIFICANT, SIG_EQUIVALENT, SIG_UNKNOWN = '*', '=', '?'
 
 # Environment keys that change from call to call on the same machine: shown, never "different".
 ENV_VOLATILE = ('memory.mem_available_bytes', 'cpu.mhz')
@@ -117,18 +117,21 @@ def fmt_stat(s):
 
 
 def sig_mark(s):
-    if s.get('delta_pct') is None:
+    """* better or worse, = equivalent, ? inconclusive; '' without a comparison."""
+    kind = verdict_kind(s)
+    if kind == 'unknown':
         return ''
-    if s.get('significant') is None:
-        return SIG_UNKNOWN
-    return SIG_SIGNIFICANT if s['significant'] else SIG_NOISE
+    return {'equivalent': SIG_EQUIVALENT, 'inconclusive': SIG_UNKNOWN}.get(kind, SIG_SIGNIFICANT)
 
 
 def fmt_vs(s):
-    """`+12.3% *`: the delta to the baseline with its significance mark; '' for the baseline."""
+    """`-4.2% inconclusive, needs 8 per side (detectable 11.6%)`: the delta to the baseline with its
+    verdict and the detectable effect; '' for the baseline."""
     if s.get('delta_pct') is None:
         return ''
-    return '%s %s' % (fmt_delta(s['delta_pct']), sig_mark(s))
+    text = '%s %s' % (fmt_delta(s['delta_pct']), verdict_text(s))
+    mde = detectable_text(s)
+    return '%s (%s)' % (text, mde) if mde else text
 
 
 # -- contents -----------------------------------------------------------------------------------
@@ -153,6 +156,13 @@ def _flatten(value, prefix, out):
         out[prefix] = format_bytes(value)
     else:
         out[prefix] = str(value)
+
+
+def flatten_environment(env):
+    """One cell's environment (sysinfo) as {dotted key: text}, as the environment table shows it."""
+    out = {}
+    _flatten(env, '', out)
+    return out
 
 
 def environment_table(environment, cell_order=()):
@@ -255,17 +265,16 @@ def forest_scale(rows):
 
 
 def forest_kind(row):
-    """'worse' or 'better' (significant), 'noise' (within noise) or 'unknown' (n < 2 or no data)."""
-    if row['delta_pct'] is None or row['significant'] is None:
-        return 'unknown'
-    if not row['significant']:
-        return 'noise'
-    return 'worse' if row['worse'] else 'better'
+    """The row's verdict: 'worse', 'better', 'equivalent', 'inconclusive', or 'unknown' (no data)."""
+    return verdict_kind(row)
+
+
+FOREST_MARKS = {'better': '●', 'worse': '●', 'equivalent': '◆', 'inconclusive': '○', 'unknown': '○'}
 
 
 def forest_bar(row, scale, width=FOREST_WIDTH):
-    """A text forest-plot row: `·····━━━●━━│·········` (│ is 0, ━ the 95% CI, ● a significant
-    delta, ○ one within noise)."""
+    """A text forest-plot row: `·····━━━●━━│·········` (│ is 0, ━ the 95% CI, ● better or worse,
+    ◆ equivalent, ○ inconclusive)."""
     if row['delta_pct'] is None:
         return ''
 
@@ -276,7 +285,7 @@ def forest_bar(row, scale, width=FOREST_WIDTH):
     for i in range(at(lo), at(hi) + 1):
         line[i] = '━'
     line[at(0.0)] = '│'
-    line[at(row['delta_pct'])] = '●' if row['significant'] else '○'
+    line[at(row['delta_pct'])] = FOREST_MARKS[forest_kind(row)]
     return ''.join(line)
 
 
@@ -286,10 +295,14 @@ def fmt_ci_pct(row):
 
 
 def fmt_brief(e):
-    """A pivot cell: `mean ± CI95 (n)`, or — when the combination was not measured."""
+    """A pivot cell: `mean ± CI95 (n)` and, compared with a baseline, its delta and verdict; — when
+    the combination was not measured."""
     if not e:
         return '—'
-    return fmt_stat(dict(e, too_fast=0))
+    text = fmt_stat(dict(e, too_fast=0))
+    if e.get('verdict') and e.get('delta_pct') is not None:
+        text += ' %s %s' % (fmt_delta(e['delta_pct']), e['verdict'])
+    return text
 
 
 def pivot_view(p):
@@ -309,12 +322,13 @@ def step_line(st):
     if st.get('aggregate') is None:   # none of its steps ran together (analysis.step_aggregates)
         return dict(benchmark=st['benchmark'], cells=' + '.join(st['cells']), guests=len(st['cells']),
                     aggregate='no figure: the runs did not run together in any of its %d step(s)' % st.get('not_together', 0),
-                    per_guest='—', metric=st['metric'])
+                    per_guest='—', metric=st['metric'], vs='—')
     return dict(benchmark=st['benchmark'], cells=' + '.join(st['cells']), guests=len(st['cells']),
                 aggregate='%s %s%s' % (fmt_stat(st['aggregate']), st['unit'],
                                        ' (%d step(s) left out: the runs did not run together)' % st['not_together']
                                        if st.get('not_together') else ''),
-                per_guest='%s %s' % (fmt_brief(st['per_guest']), st['unit']), metric=st['metric'])
+                per_guest='%s %s' % (fmt_brief(st['per_guest']), st['unit']), metric=st['metric'],
+                vs=('vs %s: %s' % (st['baseline'], fmt_vs(st))) if st.get('baseline') else '—')
 
 
 def traps(b):
@@ -327,19 +341,28 @@ def gate_lines(b):
     out = []
     for c in ordered_cells(b):
         g = c.get('gate')
-        if g:
-            cv = 'n/a' if g.get('cv') is None else '%.1f%%' % (g['cv'] * 100)
-            state = 'met' if g['met'] else ('NOT met at the cap' if g['capped'] else 'not met')
-            text = 'variance gate %s: CV %s after %d runs (max_cv %.1f%%, cap %d)' % (
-                state, cv, g['n'], g['max_cv'] * 100, g['max_repetitions'])
-        else:
-            text = 'no variance gate'
+        text = gate_text(g) if g else 'no variance gate'
         w = c.get('workers')
         if w and (w.get('count') or 1) > 1:
             text += '; each run: %d workers at once (%s), one measurement - their aggregate' % (w['count'], w.get('kind'))
         out.append(dict(cell=c['cell'], n=c['n'], warmups=c.get('warmups') or 0, gate=text,
                         met=(g or {}).get('met')))
     return out
+
+
+def gate_text(g):
+    """`variance gate met: CV 2.1% (max_cv 5.0%), 95% CI +-1.9% of the mean (target +-5%: met) after
+    5 runs (cap 8)`."""
+    state = 'met' if g['met'] else ('NOT met at the cap' if g['capped'] else 'not met')
+    parts = []
+    if g.get('max_cv') is not None:
+        parts.append('CV %s (max_cv %.1f%%)' % ('n/a' if g.get('cv') is None else '%.1f%%' % (g['cv'] * 100),
+                                                g['max_cv'] * 100))
+    if g.get('target_ci_pct') is not None:
+        parts.append('95%% CI %s of the mean (target ±%.4g%%: %s)' % (
+            'n/a' if g.get('ci_pct') is None else '±%.1f%%' % g['ci_pct'], g['target_ci_pct'],
+            'met' if g.get('precise') else 'not met'))
+    return 'variance gate %s: %s after %d runs (cap %d)' % (state, ', '.join(parts), g['n'], g['max_repetitions'])
 
 
 def trap_rate_lines(analysis):
@@ -412,9 +435,50 @@ def _bench_part(b):
         notes.extend((c['cell'], w) for w in mine[:MAX_WARNINGS])
         if len(mine) > MAX_WARNINGS:
             notes.append((c['cell'], '… and %d more distinct warnings (in results.json)' % (len(mine) - MAX_WARNINGS)))
-    return dict(bench=b, table=side_by_side(b), tables=tool_tables(b), traps=t, gates=gate_lines(b),
+    return dict(bench=b, table=side_by_side(b), tables=tool_tables(b) + distribution_tables(b), traps=t, gates=gate_lines(b),
                 baseline=baseline_text(b), warnings=notes,
                 warmups=[(c['cell'], c['warmups']) for c in ordered_cells(b) if c.get('warmups')])
+
+
+# -- the cells' distributions (plugin_utils/distributions.py) ------------------------------------
+
+DIRECTION_NAMES = {'read_clat': 'read', 'write_clat': 'write'}
+
+
+def _pct_entry(p):
+    """`0.213 (0.210 ± 0.004)`: the merged histogram's percentile, then the mean ± CI95 half-width of
+    the repetitions' own."""
+    text = fmt_num(p.get('merged'))
+    if p.get('ci95') and p['ci95'][0] is not None:
+        text += ' (%s ± %s)' % (fmt_num(p['mean']), fmt_num((p['ci95'][1] - p['ci95'][0]) / 2.0))
+    return text
+
+
+def distribution_tables(bench):
+    """[{title, note, columns: [(head, numeric)], rows: [[text]]}] of one benchmark: its latency
+    percentiles and its network cells' spread within a run; [] without distributions."""
+    cells = [c for c in ordered_cells(bench) if c.get('distributions')]
+    out = []
+    hist = [(c, name, d) for c in cells for name, d in sorted(c['distributions'].items()) if d['kind'] == 'histogram']
+    if hist:
+        heads = [('cell', False), ('direction', False), ('I/Os', True)] + [(percentile_name(p), True) for p in PERCENTILES]
+        rows = [[c['cell'], DIRECTION_NAMES.get(name, name), str(d['samples'])]
+                + [_pct_entry(d['percentiles'][percentile_name(p)]) for p in PERCENTILES] for c, name, d in hist]
+        out.append(dict(title='Completion latency (ms)', columns=heads, rows=rows,
+                        note='fio\'s latency histograms (json+) merged over the workers and the repetitions; in '
+                             'brackets the mean ± CI95 half-width of each repetition\'s own percentile'))
+    spread = [(c, name, d) for c in cells for name, d in sorted(c['distributions'].items()) if d['kind'] == 'intervals']
+    if spread:
+        heads = ([('cell', False), ('intervals', True)] + [(percentile_name(p), True) for p in INTERVAL_PERCENTILES]
+                 + [('min–max', True), ('CV within a run', True)])
+        rows = [[c['cell'], str(d['intervals'])] + [fmt_num(d['percentiles'][percentile_name(p)]) for p in INTERVAL_PERCENTILES]
+                + ['%s–%s' % (fmt_num(d['min']), fmt_num(d['max'])),
+                   'n/a' if d.get('cv_within_run') is None else '%.1f%%' % (d['cv_within_run'] * 100)]
+                for c, name, d in spread]
+        out.append(dict(title='Throughput per interval (Mbit/s)', columns=heads, rows=rows,
+                        note='iperf3\'s throughput in each reporting interval, pooled over the repetitions '
+                             '(concurrent pairs added up interval by interval): how steady the link was inside a run'))
+    return out
 
 
 def import_line(imported):
@@ -456,6 +520,7 @@ def report_contents(analysis, meta, environment=None, plan=None):
         failed=list(meta.get('failed') or []),
         invalid=list(meta.get('invalid') or []),
         legend=LEGEND,
+        verdicts=correction_lines(analysis),
     )
 
 
@@ -508,6 +573,8 @@ def render_markdown(analysis, meta, environment=None, plan=None):
     for key, value in k['header']:
         lines.append('- **%s**: %s' % (key, _md(value)))
     lines += ['', LEGEND, '']
+    if k['verdicts']:
+        lines += ['**Verdicts.** ' + ' '.join(_md(v) + '.' for v in k['verdicts']), '']
     lines += _md_overview(k['overview'])
     lines += _md_pivots(k['pivots']) + _md_steps(k['steps'])
     lines += _md_environment(k['environment'], True)
@@ -532,16 +599,19 @@ def _md_overview(rows):
     scale = forest_scale(rows)
     out = ['## Overview: the cost of each layer', '',
            'Each cell vs its baseline: the difference of the benchmark\'s main metric in %% with its 95%% CI '
-           '(axis ±%.0f %%: │ is no difference, ━ the CI, ● significant, ○ within noise).' % scale, '',
-           '| benchmark | cell | vs | metric | Δ %% [95%% CI] | ±%.0f %% | verdict |' % scale,
-           '|---|---|---|---|---:|:---:|---|']
+           '(axis ±%.0f %%: │ is no difference, ━ the CI, ● better or worse, ◆ equivalent, ○ inconclusive); '
+           'detectable: the smallest difference the run could see; p: raw → corrected.' % scale, '',
+           '| benchmark | cell | vs | metric | Δ %% [95%% CI] | ±%.0f %% | verdict | detectable | test |' % scale,
+           '|---|---|---|---|---:|:---:|---|---:|---|']
     for r in rows:
-        verdict = {'worse': '**significantly worse**', 'better': '**significantly better**',
-                   'noise': 'within noise', 'unknown': 'too little data (n < 2)'}[forest_kind(r)]
+        kind = forest_kind(r)
+        verdict = verdict_text(r) or 'no comparison'
+        if kind in ('worse', 'better'):
+            verdict = '**%s**' % verdict
         plot = '—' if r['delta_pct'] is None else '`%s`' % forest_bar(r, scale)
-        out.append('| %s | %s | %s | %s | %s %s | %s | %s |' % (
+        out.append('| %s | %s | %s | %s | %s %s | %s | %s | %s | %s |' % (
             _md(r['benchmark']), _md(r['cell']), _md(r['baseline']), _md(r['metric']), fmt_delta(r['delta_pct']),
-            fmt_ci_pct(r), plot, verdict))
+            fmt_ci_pct(r), plot, verdict, fmt_pct(r.get('mde_pct')), _md(test_text(r)) or '—'))
     return out + ['']
 
 
@@ -560,9 +630,9 @@ def _md_steps(steps):
     out = ['## Runs started together', '',
            'Cells whose runs started in the same step: per step the sum over them, then mean ± CI95 (n steps); '
            'next to it the per-guest mean.', '']
-    out += _md_table(['benchmark', 'cells', 'guests', 'metric', 'aggregate per step', 'per guest'],
-                     [[st['benchmark'], st['cells'], str(st['guests']), st['metric'], st['aggregate'], st['per_guest']]
-                      for st in steps], [False, False, True, False, True, True])
+    out += _md_table(['benchmark', 'cells', 'guests', 'metric', 'aggregate per step', 'per guest', 'vs baseline'],
+                     [[st['benchmark'], st['cells'], str(st['guests']), st['metric'], st['aggregate'], st['per_guest'],
+                       st['vs']] for st in steps], [False, False, True, False, True, True, False])
     return out + ['']
 
 
@@ -649,10 +719,10 @@ def _fit(text, width):
 
 
 def render_terminal(analysis, width=100, meta=None, plan=None):
-    """The end-of-play summary: per benchmark and cell the primary metric as mean ± CI95 (n) and the
-    delta to the baseline with its significance mark; then traps, failed or missing cells. Every line
-    fits `width` columns."""
-    rows = [('benchmark', 'cell', 'n', 'metric', 'mean ± CI95', 'vs baseline')]
+    """The end-of-play summary: per benchmark and cell the primary metric as mean ± CI95 (n), the
+    delta to the baseline, its verdict and the detectable effect; the verdict counts; then traps,
+    failed or missing cells. Every line fits `width` columns."""
+    rows = [('benchmark', 'cell', 'n', 'metric', 'mean ± CI95', 'vs base', 'verdict', 'mde')]
     for b in analysis['benchmarks']:
         m = b['primary']
         for c in ordered_cells(b):
@@ -664,9 +734,9 @@ def render_terminal(analysis, width=100, meta=None, plan=None):
                 stat = fmt_num(s['mean']) + ((' ± %s' % fmt_num(half)) if half is not None else '')
             else:
                 stat = '+++++' if s.get('too_fast') else 'n/a'
-            vs = 'baseline' if c['baseline'] else fmt_vs(s)
+            vs, verdict, mde = ('baseline', '', '') if c['baseline'] else terminal_verdict(s)
             rows.append(tuple(printable(v) for v in (b['name'], c['cell'], str(s['n']), '%s (%s)' % (m, s['unit']),
-                                                     stat, vs)))
+                                                     stat, vs, verdict, mde)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     # Shrink the free-text columns (benchmark, cell, metric) first so the table fits the terminal.
     while sum(widths) + 2 * (len(widths) - 1) > width and max(widths[0], widths[1], widths[3]) > 8:
@@ -677,12 +747,14 @@ def render_terminal(analysis, width=100, meta=None, plan=None):
         cells = []
         for i, v in enumerate(r):
             v = _fit(v, widths[i])
-            cells.append(v.rjust(widths[i]) if i in (2, 4, 5) and k else v.ljust(widths[i]))
+            cells.append(v.rjust(widths[i]) if i in (2, 4, 5, 7) and k else v.ljust(widths[i]))
         out.append('  '.join(cells).rstrip())
         if k == 0:
             out.append('-' * min(width, len(out[0])))
-    out.append(_fit('CI95: 95% confidence interval of the mean; * significant (p < 0.05), ~ noise, ? n < 2',
-                    width))
+    out.append(_fit('CI95: 95% confidence interval of the mean; verdict after the correction across the report '
+                    '(equivalent: within the margin; inconclusive: repetitions per side that would settle it); '
+                    'mde: the smallest difference the run could detect', width))
+    out.extend(_fit('verdicts of %s' % line[0].lower() + line[1:], width) for line in correction_lines(analysis))
     flags = {}
     for b in analysis['benchmarks']:
         for cell, f in traps(b):
@@ -699,6 +771,18 @@ def render_terminal(analysis, width=100, meta=None, plan=None):
     return '\n'.join(out)
 
 
+def terminal_verdict(s):
+    """(delta, verdict, detectable) of a compared summary for the terminal's columns:
+    ('-4.2%', 'inconclusive (needs 8)', '11.6%')."""
+    if s.get('delta_pct') is None:
+        return '', verdict_text(s), ''
+    verdict = s.get('verdict') or ''
+    if verdict == 'inconclusive':
+        need = s.get('repetitions_needed')
+        verdict = 'inconclusive (n<2)' if s.get('p') is None else ('inconclusive (needs %d)' % need if need else verdict)
+    return fmt_delta(s['delta_pct']), verdict, ('' if s.get('mde_pct') is None else fmt_pct(s['mde_pct']))
+
+
 def terminal_views(analysis):
     """The summary's lines for the pivots (a line per row) and the aggregates of runs started together."""
     out = []
@@ -710,8 +794,8 @@ def terminal_views(analysis):
                 '%s %s' % (h, v) for h, v in zip(view['heads'][view['label_columns']:], r[view['label_columns']:]))))
     for st in analysis.get('steps') or []:
         line = step_line(st)
-        out.append('together %s %s (%d guests): %s per step, per guest %s' % (
-            line['benchmark'], line['cells'], line['guests'], line['aggregate'], line['per_guest']))
+        out.append('together %s %s (%d guests): %s per step, per guest %s, %s' % (
+            line['benchmark'], line['cells'], line['guests'], line['aggregate'], line['per_guest'], line['vs']))
     return out
 
 

@@ -19,7 +19,13 @@ reads those as values, never as formulas. Control characters in text are shown a
 pivot.csv (render_pivot_csv, written when the analysis has pivots): per pivot a block, the factor's
 values as columns as in the reports: a heading row (benchmark, metric, unit, the row labels, then
 `<factor>=<value> mean`, `... ci95_low`, `... ci95_high`, `... n` per value), a row per row of the
-pivot, and an empty line between blocks."""
+pivot, and an empty line between blocks.
+
+summary.csv (render_summary_csv): the analysis as a tidy table, one row per benchmark x cell x
+metric: the statistics over the repetitions and the comparison with the cell's baseline and its
+conclusion (SUMMARY_COLUMNS: verdict, detectable effect, raw and corrected p, the test that decided,
+repetitions_needed; empty for a baseline), the family it was corrected in, and then one row per
+aggregate of runs started together (cell: the cells joined by +)."""
 
 from __future__ import annotations
 
@@ -56,6 +62,11 @@ def _text(v):
     if (s[:1] in _FORMULA_START or s.lstrip()[:1] in _FORMULA_START) and not _PLAIN_NUMBER.fullmatch(s):
         return "'" + printable(s)
     return printable(s)
+
+
+def inert(v):
+    """One CSV cell made inert (the rule of the module docstring), for the other CSV files."""
+    return _text(v)
 
 
 def render_csv(records, run_id=None):
@@ -142,4 +153,40 @@ def render_pivot_csv(analysis):
                 ci = (e or {}).get('ci95') or [None, None]
                 out += [None, None, None, None] if e is None else [e['mean'], ci[0], ci[1], e['n']]
             w.writerow([_text(v) for v in out])
+    return buf.getvalue()
+
+
+SUMMARY_COLUMNS = ('benchmark', 'cell', 'baseline_cell', 'metric', 'unit', 'better', 'n', 'mean', 'ci95_low', 'ci95_high',
+                   'stdev', 'min', 'max', 'delta_pct', 'ci_pct_low', 'ci_pct_high', 'verdict', 'mde_pct',
+                   'equivalence_margin_pct', 'repetitions_needed', 'test', 'p', 'p_adjusted', 'p_equivalence',
+                   'p_equivalence_adjusted', 'family', 'reason')
+
+
+def _summary_row(bench, cell, baseline, metric, s, family):
+    ci, ci_pct = s.get('ci95') or [None, None], s.get('ci_pct') or [None, None]
+    row = [bench, cell, baseline, metric, s.get('unit'), s.get('better'), s.get('n'), s.get('mean'), ci[0], ci[1],
+           s.get('stdev'), s.get('min'), s.get('max'), s.get('delta_pct'), ci_pct[0], ci_pct[1]]
+    row += [s.get(k) for k in SUMMARY_COLUMNS[16:25]]
+    return [_text(v) for v in row + [family if s.get('verdict') else None, s.get('reason')]]
+
+
+def render_summary_csv(analysis, charted):
+    """summary.csv (see the module docstring); charted(bench) -> the benchmark's charted metric (the
+    headline family's), or None when the analysis has no benchmark."""
+    if not analysis.get('benchmarks'):
+        return None
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(SUMMARY_COLUMNS)
+    for b in analysis['benchmarks']:
+        head = charted(b)
+        for c in b['cells']:
+            for m in b['metrics']:
+                s = c['metrics'].get(m)
+                if s is not None:
+                    w.writerow(_summary_row(b['name'], c['cell'], c.get('baseline_cell'), m, s,
+                                            'headline' if m == head else 'detail'))
+    for st in analysis.get('steps') or []:
+        s = dict(st.get('aggregate') or {}, **dict((k, v) for k, v in st.items() if k != 'aggregate'))
+        w.writerow(_summary_row(st['benchmark'], ' + '.join(st['cells']), st.get('baseline'), st['metric'], s, 'headline'))
     return buf.getvalue()

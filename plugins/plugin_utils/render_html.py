@@ -17,6 +17,9 @@ from html import escape
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
     ci_half, fmt_ci_pct, fmt_delta, fmt_num, forest_kind, forest_scale, printable, report_contents, sig_mark)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import CSS as CDF_CSS, cdf_chart, cdf_pairs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_verdicts import (
+    detectable_text, fmt_pct, test_text, verdict_text)
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --base: #8c959f; --bar: #3b6fb6;
@@ -50,8 +53,11 @@ section.bench { break-inside: avoid-page; }
 svg .ci { stroke-width: 2; }
 svg .worse { stroke: var(--worse); fill: var(--worse); }
 svg .better { stroke: #1a7f37; fill: #1a7f37; }
-svg .noise { stroke: var(--base); fill: #fff; }
+svg .equivalent { stroke: #1f6feb; fill: #1f6feb; }
+svg .inconclusive { stroke: var(--base); fill: #fff; }
 svg .unknown { stroke: var(--base); fill: var(--base); }
+svg .margin { fill: #ddf4ff; stroke: none; }
+.verdicts { font-weight: 600; }
 svg .zero { stroke: var(--fg); stroke-dasharray: 3 2; }
 details > summary { cursor: pointer; color: var(--muted); }
 @media print {
@@ -72,11 +78,7 @@ def _e(text):
     return escape(printable(text, newline=None), quote=True)
 
 
-def _worse(s):
-    d = s.get('delta_pct')
-    if d is None or not s.get('significant'):
-        return False
-    return d < 0 if s.get('better') == 'higher' else d > 0
+VERDICT_CLASSES = ('better', 'worse', 'equivalent', 'inconclusive')
 
 
 def chart(metric, unit, better, cells):
@@ -138,18 +140,20 @@ def _entry(e):
         return '<td class="num muted">—</td>'
     vs = rng = ''
     if e['vs']:
-        vs = '<span class="vs%s">%s</span>' % (' worse' if _worse(e['summary']) else '', _e(e['vs']))
+        verdict = e['summary'].get('verdict')
+        vs = '<span class="vs%s">%s</span>' % ((' ' + verdict) if verdict in VERDICT_CLASSES else '', _e(e['vs']))
     if e['range']:
         rng = '<span class="range">min–max %s</span>' % _e(e['range'])
     return '<td class="num">%s%s%s</td>' % (_e(e['stat']), vs, rng)
 
 
-FOREST_ROW, FOREST_LABEL, FOREST_PLOT, FOREST_VALUE = 20, 300, 320, 190
+FOREST_ROW, FOREST_LABEL, FOREST_PLOT, FOREST_VALUE = 20, 300, 320, 400
 
 
 def forest(rows):
     """The overview: an SVG forest plot, a row per (benchmark, cell) with its delta vs its baseline in
-    % (a dot) and the 95% CI (a line); class worse/better (significant), noise (hollow) or unknown."""
+    % (a dot), the 95% CI (a line) and the equivalence margin (a pale band); class better or worse
+    (filled, coloured), equivalent (blue), inconclusive (hollow) or unknown (no comparison)."""
     scale = forest_scale(rows)
     width, height = FOREST_LABEL + FOREST_PLOT + FOREST_VALUE, TOP * 2 + 16 + len(rows) * FOREST_ROW
 
@@ -177,14 +181,20 @@ def _forest_row(r, y, x):
     if r['delta_pct'] is None:
         out.append('<text x="%d" y="%.1f" class="muted">no comparison (no data)</text></g>' % (FOREST_LABEL + 4, ym + 4))
         return ''.join(out)
+    if r.get('equivalence_margin_pct'):
+        m = r['equivalence_margin_pct']
+        out.append('<rect class="margin" x="%.1f" y="%.1f" width="%.1f" height="%d"><title>equivalence margin ±%.4g%%'
+                   '</title></rect>' % (x(-m), y + 3, x(m) - x(-m), FOREST_ROW - 6, m))
     if r.get('ci_pct'):
         lo, hi = r['ci_pct']
         out.append('<line class="ci %s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>' % (kind, x(lo), ym, x(hi), ym))
-    value = '%s %s %s' % (fmt_delta(r['delta_pct']), fmt_ci_pct(r), {'worse': 'worse *', 'better': 'better *',
-                                                                     'noise': 'noise ~', 'unknown': '?'}[kind])
-    out.append('<circle class="%s" cx="%.1f" cy="%.1f" r="5"><title>%s: %s</title></circle>' % (
-        kind, x(r['delta_pct']), ym, _e(tip), _e(value)))
-    out.append('<text x="%d" y="%.1f">%s</text></g>' % (FOREST_LABEL + FOREST_PLOT + 8, ym + 4, _e(value)))
+    value = '%s %s %s' % (fmt_delta(r['delta_pct']), fmt_ci_pct(r), verdict_text(r) or '?')
+    detail = '; '.join(t for t in (detectable_text(r), test_text(r)) if t)
+    out.append('<circle class="%s" cx="%.1f" cy="%.1f" r="5"><title>%s: %s%s</title></circle>' % (
+        kind, x(r['delta_pct']), ym, _e(tip), _e(value), _e(' (%s)' % detail if detail else '')))
+    out.append('<text x="%d" y="%.1f">%s%s</text></g>' % (
+        FOREST_LABEL + FOREST_PLOT + 8, ym + 4, _e(value),
+        _e(' · %s' % fmt_pct(r['mde_pct'])) if r.get('mde_pct') is not None else ''))
     return ''.join(out)
 
 
@@ -202,7 +212,7 @@ def render_html(analysis, meta, environment=None, plan=None):
     out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            '<title>benchlab report: %s</title>' % _e(k['title']),
-           '<style>%s</style></head><body>' % CSS,
+           '<style>%s%s</style></head><body>' % (CSS, CDF_CSS),
            '<h1>benchlab report: %s</h1>' % _e(k['title']),
            '<table class="header">']
     for key, value in k['header']:
@@ -210,10 +220,14 @@ def render_html(analysis, meta, environment=None, plan=None):
         out.append('<tr><th>%s</th><td%s>%s</td></tr>' % (_e(key), cls, _e(value)))
     out.append('</table>')
     out.append('<p class="legend">%s</p>' % _e(k['legend']))
+    if k['verdicts']:
+        out.append('<ul class="verdicts">%s</ul>' % ''.join('<li>%s</li>' % _e(v) for v in k['verdicts']))
     if k['overview']:
         out.append('<section id="overview"><h2>Overview: the cost of each layer</h2><p class="legend">Each cell vs its '
-                   'baseline: the difference of the benchmark\'s main metric in %, the line its 95% CI. Filled: '
-                   'significant (red worse, green better); hollow grey: within noise.</p>')
+                   'baseline: the difference of the benchmark\'s main metric in %, the line its 95% CI, the pale band '
+                   'the equivalence margin. Filled: better (green) or worse (red), significant after the correction; '
+                   'blue: equivalent; hollow grey: inconclusive. The last figure is the smallest difference the run '
+                   'could detect.</p>')
         out.append(forest(k['overview']))
         out.append('</section>')
     out.extend(_html_views(k))
@@ -238,10 +252,11 @@ def _html_views(k):
         out.append('<section id="steps"><h2>Runs started together</h2><p class="legend">Cells whose runs started in '
                    'the same step: per step the sum over them, then mean ± CI95 (n steps); next to it the per-guest '
                    'mean.</p>')
-        out.extend(_html_table(['benchmark', 'cells', 'guests', 'metric', 'aggregate per step', 'per guest'],
+        out.extend(_html_table(['benchmark', 'cells', 'guests', 'metric', 'aggregate per step', 'per guest',
+                                'vs baseline'],
                                [[st['benchmark'], st['cells'], str(st['guests']), st['metric'], st['aggregate'],
-                                 st['per_guest']] for st in k['steps']],
-                               [False, False, True, False, True, True], 'steps'))
+                                 st['per_guest'], st['vs']] for st in k['steps']],
+                               [False, False, True, False, True, True, False], 'steps'))
         out.append('</section>')
     return out
 
@@ -299,6 +314,9 @@ def _html_benchmark(n, part):
             out.append(chart(r['metric'], r['unit'], r['better'],
                              [(c['cell'], c['metrics'].get(r['metric']), c['baseline']) for c in cells]))
     out.append('</div>')
+    pairs = cdf_pairs(b)
+    if pairs:
+        out.append('<div class="charts cdfs">%s</div>' % ''.join(cdf_chart(c, base, name, _e) for c, base, name in pairs))
     return out + _html_notes(part) + ['</section>']
 
 

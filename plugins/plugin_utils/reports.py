@@ -10,7 +10,9 @@ status, invalid, failed. Both the report callback (at the end of a play) and com
 stored runs) call write_reports(); nothing else writes report files.
 
 The files: results.json (the document, valid against schemas/results-v1.json, NaN and infinities
-written as null), results.csv (one row per record x metric), report.md, report.html."""
+written as null), results.csv (one row per record x metric), summary.csv (one row per benchmark x
+cell x metric: the statistics and the comparison's verdict), report.md, report.html, pivot.csv with
+pivots, distributions.csv when a cell has distributions (latency percentiles, the spread per interval)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ import math
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import results_problems as validation_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv, render_pivot_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import charted_metric
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import (
+    inert as csv_text, render_csv, render_pivot_csv, render_summary_csv)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import render_distributions_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 
 META_KEYS = ('run_id', 'started', 'finished', 'user', 'inventory', 'playbook', 'matrix',
@@ -82,6 +87,8 @@ def write_reports(rundir, doc, errors=None, skip=()):
         ('report.md', lambda: render_markdown(doc['analysis'], meta, env, plan)),
         ('report.html', lambda: render_html(doc['analysis'], meta, env, plan)),
         ('pivot.csv', lambda: render_pivot_csv(doc['analysis'])),   # only with pivots (None otherwise)
+        ('summary.csv', lambda: render_summary_csv(doc['analysis'], charted_metric)),
+        ('distributions.csv', lambda: render_distributions_csv(doc['analysis'], csv_text)),   # None without any
     )
     paths = {}
     for name, render in renderers:

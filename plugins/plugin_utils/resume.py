@@ -84,12 +84,13 @@ def repetitions_done(records):
     return dict((pair, set.intersection(*per.values())) for pair, per in series.items() if pair not in unknown)
 
 
-def resume_plan(plan, previous_plan, records, run_id=None):
+def resume_plan(plan, previous_plan, records, run_id=None, set_aside=None):
     """The plan without the runs `records` (of an earlier attempt with `previous_plan`) already hold.
 
     Returns a copy of plan whose runs are the ones still to do, with `resume`: {run_id, skipped,
     done: [{benchmark, cell, runs}], changed: [pairs whose definition changed, measured again],
-    records: the earlier records that still count (the variance gate needs them)}."""
+    records: the earlier records that still count (the variance gate needs them), set_aside: the
+    earlier lines that were not valid records (the run_state lookup's), for the report}."""
     new_keys = plan_keys(plan)
     old_keys = plan_keys(previous_plan or {})
     kept = [r for r in records if still_counts(r, new_keys, old_keys)]
@@ -111,5 +112,5 @@ def resume_plan(plan, previous_plan, records, run_id=None):
     out = dict(plan, runs=runs)
     out['resume'] = {'run_id': run_id, 'skipped': skipped, 'changed': [list(p) for p in changed],
                      'done': [{'benchmark': b, 'cell': c, 'runs': n} for (b, c), n in sorted(done.items())],
-                     'records': kept}
+                     'records': kept, 'set_aside': list(set_aside or [])}
     return out

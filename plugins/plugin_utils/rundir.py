@@ -7,14 +7,21 @@ Nothing is lost, whatever the disk does: the directory is checked for writabilit
 before any host is touched (check_output_dir), every append writes the whole line (os.write may
 write less than asked) and fsyncs it, files replaced by rename are fsynced (the file, then the
 directory) and a results.jsonl whose last line was cut short by a crash is repaired before the
-next append (repair_jsonl), keeping every complete record and saying what it dropped."""
+next append (repair_jsonl), keeping every complete record and saying what it dropped.
+
+One play at a time writes a run: the report callback holds RunLock (an flock on the run
+directory's .benchlab-run.lock, naming the holder) for the play's lifetime, so a second play with
+the same run id is refused before any host is touched (RunInUse); a finished or killed play holds
+nothing (the kernel drops the lock with the process), so its run can be resumed."""
 
 from __future__ import annotations
 
 import datetime
 import errno
+import fcntl
 import json
 import os
+import socket
 import re
 import secrets
 import tempfile
@@ -30,6 +37,13 @@ MIN_FREE_BYTES = 64 * 1024 * 1024
 
 class OutputDirError(Exception):
     """An output directory (or the history database's directory) that cannot take the run's files."""
+
+
+class RunInUse(OutputDirError):
+    """A run id that a running play holds (its run directory's lock)."""
+
+
+LOCK_NAME = '.benchlab-run.lock'
 
 
 def write_all(fd, data):
@@ -100,10 +114,10 @@ def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES, set
     return dict(path=path, checked=probe_dir, free_bytes=free)
 
 
-def read_jsonl(path):
+def read_jsonl(path, numbered=False):
     """(records, problems) of a JSON-lines file: every line that is a JSON object is a record; a
     line that is not JSON, or JSON but not an object, is skipped and named (file and line number)
-    in `problems`. A missing file is ([], [])."""
+    in `problems`. A missing file is ([], []). With `numbered`, records are (line number, record)."""
     records, problems = [], []
     if not os.path.isfile(path):
         return records, problems
@@ -126,7 +140,7 @@ def read_jsonl(path):
         if not isinstance(obj, dict):
             problems.append('%s line %d: JSON but not an object (%s), skipped' % (path, i + 1, type(obj).__name__))
             continue
-        records.append(obj)
+        records.append((i + 1, obj) if numbered else obj)
     return records, problems
 
 
@@ -254,3 +268,120 @@ class RunDir(object):
                 os.symlink(self.run_id, link)
         except OSError:
             pass
+
+
+def _holder_text(holder):
+    return 'pid %s on %s, since %s' % (holder.get('pid', '?'), holder.get('host', '?'), holder.get('since', '?'))
+
+
+def _read_holder(fd):
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        doc = json.loads(os.read(fd, 4096).decode('utf-8'))
+        return doc if isinstance(doc, dict) else {}
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+
+
+def in_use_message(run_id, holder):
+    return ('run id %s is in use by a running play (%s): two plays must not write one run; wait until it ends (then '
+            'this run id resumes it), or choose another run id (BENCHLAB_RUN_ID)' % (run_id, _holder_text(holder)))
+
+
+def lock_holder(path, own_pids=None):
+    """The holder ({pid, host, since}) of the lock of the run directory `path` while a play other than
+    `own_pids` (default: this process and its parent, an Ansible worker's ansible-playbook) holds
+    it; None when nobody (or we) hold it. Creates nothing."""
+    own = set(own_pids if own_pids is not None else (os.getpid(), os.getppid()))
+    try:
+        fd = os.open(os.path.join(path, LOCK_NAME), os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0))
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return None
+            holder = _read_holder(fd)
+            return None if holder.get('pid') in own else holder
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+class RunLock(object):
+    """The lock of one run directory, held by the play that writes the run (the report callback, from
+    the start of the play to its end). acquire() raises RunInUse naming the play that holds it;
+    release() removes the lock file (and the run directory and report base when it made them and
+    they are empty: a play that wrote nothing leaves nothing)."""
+
+    def __init__(self, rundir):
+        self.rundir = rundir
+        self.fd = None
+        self._made = []
+
+    @property
+    def held(self):
+        return self.fd is not None
+
+    def acquire(self):
+        """Hold the lock; RunInUse when a running play holds it, OutputDirError when the lock file
+        cannot be made (a symlink in its place, a run directory that takes no files)."""
+        if self.fd is not None:
+            return
+        try:
+            self._acquire()
+        except OSError as e:
+            raise OutputDirError('run directory %s: cannot take its lock %s (%s): remove what is in the way or '
+                                 'choose another run id (BENCHLAB_RUN_ID)' % (
+                                     self.rundir.path, LOCK_NAME, e.strerror or e))
+
+    def _acquire(self):
+        made = [p for p in (self.rundir.base, self.rundir.path) if not os.path.isdir(p)]
+        self.rundir.ensure()
+        path = os.path.join(self.rundir.path, LOCK_NAME)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0)
+        while True:
+            fd = os.open(path, flags, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                holder = _read_holder(fd)
+                os.close(fd)
+                if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise RunInUse(in_use_message(self.rundir.run_id, holder))
+                raise
+            st = os.fstat(fd)
+            try:
+                now = os.lstat(path)
+            except OSError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                break
+            os.close(fd)   # its holder removed it while we waited for it: take the new one
+        holder = dict(pid=os.getpid(), host=socket.gethostname(),
+                      since=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        write_all(fd, (json.dumps(holder, sort_keys=True) + '\n').encode('utf-8'))
+        self.fd, self._made = fd, made
+
+    def release(self):
+        """Remove the lock file while holding it, then let it go (a play that opened the old file in
+        between sees it gone and takes a new one)."""
+        if self.fd is None:
+            return
+        try:
+            os.unlink(os.path.join(self.rundir.path, LOCK_NAME))
+        except OSError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+        for path in reversed(self._made):   # the run directory, then the base, when empty
+            try:
+                os.rmdir(path)
+            except OSError:
+                break
+        self._made = []

@@ -8,7 +8,7 @@ analysis and every renderer (md, html, csv, terminal, json) take them from here.
 cell is {code, message}: the code for machines, a one-line message for people.
 
 Codes a target puts on its record (``flags``; module_utils/trapcodes.py): below_2x_ram, zero_data,
-not_quiet, source_on_test_storage. Codes the analysis finds: faster_than_baseline, too_fast,
+not_quiet, source_on_test_storage, unsafe_options. Codes the analysis finds: faster_than_baseline, too_fast,
 cpu_bound, drbd_not_uptodate, gate_not_met, zero_elision (zeros significantly faster than real data
 in the same cell, the ploop trap), duplicate_runs (measurements.py) and regression (regress.py).
 Records written before the codes existed have no ``flags``: ``record_codes`` derives them from their
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
-    BELOW_2X_RAM, NOT_QUIET, SOURCE_ON_TEST_STORAGE, ZERO_DATA, record_flags)
+    BELOW_2X_RAM, NOT_QUIET, SOURCE_ON_TEST_STORAGE, UNSAFE_OPTIONS, ZERO_DATA, record_flags)
 
 # Found by the analysis on runs meant to run at once (plugin_utils/measurements.py).
 NOT_TOGETHER = 'not_together'
@@ -41,8 +41,10 @@ VOCABULARY = {
                                             'it and inflate the numbers.'),
     'drbd_not_uptodate': ('DRBD not UpToDate', 'DRBD was not UpToDate (or was resyncing) while the cell ran: '
                                                'resync traffic distorts the numbers.'),
-    'gate_not_met': ('variance gate not met', 'The variance gate reached its cap with the coefficient of '
-                                              'variation still above max_cv: the result is noisy.'),
+    'gate_not_met': ('variance gate not met', 'The variance gate reached its cap (max_repetitions) with the '
+                                              'coefficient of variation still above max_cv or the confidence '
+                                              'interval of the mean still wider than target_ci_pct: the result '
+                                              'is noisy or not as precise as asked.'),
     ZERO_DATA: ('zero or compressible data', (
         'The run wrote zeros or compressible data (dd from /dev/zero, dbench and sysbench fileio write zero '
         'buffers, fio with zero_buffers / buffer_compress_percentage / buffer_pattern / dedupe_percentage). '
@@ -56,6 +58,11 @@ VOCABULARY = {
     SOURCE_ON_TEST_STORAGE: ('source read from the storage under test', (
         'The benchmark read its source data from the storage it measures (dd\'s random source did not fit in '
         '/dev/shm, or data_dir is on it): the reads compete with the writes. Set data_dir to a tmpfs with room.')),
+    UNSAFE_OPTIONS: ('unsafe options allowed', (
+        'The run was allowed (allow_unsafe_options) to use what benchlab refuses by default and cannot check: a fio '
+        'engine that writes more than the job\'s own files (e4defrag, network engines), a host object (cgroup), '
+        'a program, a path outside the work directory or an option fio\'s table does not classify. The record\'s '
+        'warnings name each one; what it touched is the user\'s responsibility.')),
     'duplicate_runs': ('duplicate records', (
         'One repetition arrived as several records: it is counted once (their mean), so n stays the number '
         'of repetitions. A re-run of the same repetition, or workers the tool did not aggregate.')),
@@ -64,7 +71,7 @@ VOCABULARY = {
 }
 
 # Codes a single run (record) carries: the report shows the fraction of runs each one flagged.
-RUN_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, NOT_TOGETHER)
+RUN_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, UNSAFE_OPTIONS, NOT_TOGETHER)
 
 
 def title(code):
@@ -102,6 +109,19 @@ def _flag(code, message):
     return {'code': code, 'message': message}
 
 
+def gate_shortfall(gate):
+    """What a gate that is not met still lacks: ['CV 7.1% above max_cv 5.0%', '95% CI +-9.0% of the
+    mean above the target +-5%']."""
+    out = []
+    if gate.get('max_cv') is not None and (gate.get('cv') is None or gate['cv'] > gate['max_cv']):
+        cv = 'n/a' if gate.get('cv') is None else '%.1f%%' % (gate['cv'] * 100)
+        out.append('CV %s above max_cv %.1f%%' % (cv, gate['max_cv'] * 100))
+    if gate.get('target_ci_pct') is not None and not gate.get('precise'):
+        out.append('95%% CI %s of the mean above the target +-%.4g%%' % (
+            'n/a' if gate.get('ci_pct') is None else '+-%.1f%%' % gate['ci_pct'], gate['target_ci_pct']))
+    return out or ['short of its target']
+
+
 def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_faster=False):
     """Flags for one cell of one benchmark; `cell` is the analysis cell (metrics with comparisons)."""
     flags = []
@@ -124,8 +144,8 @@ def cell_flags(benchmark, cell, records, gate=None, environment=None, expected_f
     flags.extend(_record_flags(records))
     flags.extend(_drbd_flags(records, environment))
     if gate and gate.get('capped'):
-        flags.append(_flag('gate_not_met', 'CV %.1f%% of %s still above max_cv %.1f%% after %d runs (the cap)' % (
-            (gate['cv'] or 0) * 100, gate['metric'], gate['max_cv'] * 100, gate['n'])))
+        flags.append(_flag('gate_not_met', '%s still %s after %d runs (the cap)' % (
+            gate['metric'], ' and '.join(gate_shortfall(gate)), gate['n'])))
     return flags
 
 
@@ -138,6 +158,8 @@ _RUN_MESSAGES = {
     NOT_QUIET: 'other processes used the CPU (or another benchmark ran) during %d of %d run(s)',
     SOURCE_ON_TEST_STORAGE: ('the source data was read from the storage under test in %d of %d run(s): set data_dir '
                              'to a tmpfs with room'),
+    UNSAFE_OPTIONS: ('allow_unsafe_options let through what benchlab does not check in %d of %d run(s) (the warnings '
+                     'name the options)'),
     NOT_TOGETHER: ('the concurrent pairs did not run together in %d of %d run(s): those runs have no value (the '
                    'warnings say how far apart they started)'),
 }

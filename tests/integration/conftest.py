@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,26 @@ def load_run(run_dir):
     results = json.loads((run_dir / 'results.json').read_text())
     jsonl = [json.loads(line) for line in (run_dir / 'results.jsonl').read_text().splitlines()]
     return results, jsonl
+
+
+def interrupted(argv, env, jsonl, records, signum, cwd=REPO, timeout=300):
+    """Run argv (a playbook), send it `signum` once `jsonl` holds `records` lines, and return its
+    output; the process is killed if it outlives the signal (also when the test fails)."""
+    proc = subprocess.Popen([str(a) for a in argv], cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not (jsonl.exists() and len(jsonl.read_text().splitlines()) >= records):
+            assert proc.poll() is None, 'the playbook ended before %d records' % records
+            assert time.monotonic() < deadline, 'no %d records in %s' % (records, jsonl)
+            time.sleep(0.2)
+        proc.send_signal(signum)
+        out, _err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out
 
 
 def module(env, name, args, check=False):

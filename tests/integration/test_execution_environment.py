@@ -50,5 +50,6 @@ def test_ansible_builder_create_makes_a_build_context(tmp_path, env):
     proc = run([sys.executable, ctx / '_build/scripts/introspect.py', 'introspect', colls], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = yaml.safe_load(proc.stdout)
-    assert found['python'] == ['jsonschema>=4.18  # from collection benchlab.bench']
+    assert found['python'] == ['jsonschema>=4.18  # from collection benchlab.bench',
+                               'psycopg[binary]>=3.1  # from collection benchlab.bench']  # the PostgreSQL history
     assert 'openssh-clients [platform:rpm]  # from collection benchlab.bench' in found['system']

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, REPO, load_run, processes_with, run, run_dirs
+from conftest import BIN, REPO, interrupted, load_run, processes_with, run, run_dirs
 from netns_hosts import ssh_hosts
 
 
@@ -32,16 +32,6 @@ def write_matrix(path, matrix):
     return path
 
 
-def wait_for_records(jsonl, n, proc, timeout=300):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if jsonl.exists() and len(jsonl.read_text().splitlines()) >= n:
-            return
-        assert proc.poll() is None, 'the playbook ended before %d records' % n
-        time.sleep(0.2)
-    raise AssertionError('no %d records in %s' % (n, jsonl))
-
-
 @pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT], ids=['SIGTERM', 'SIGINT'])
 def test_signal_keeps_results_and_writes_an_interrupted_report_then_resume_completes(signum, tmp_path, env):
     data = tmp_path / 'data'
@@ -51,18 +41,8 @@ def test_signal_keeps_results_and_writes_an_interrupted_report_then_resume_compl
         'cells': [{'name': 'host', 'host': 'localhost', 'path': str(data)}],
         'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]})
     env = dict(env, BENCHLAB_RUN_ID='signal-run')
-    proc = subprocess.Popen(playbook(env, matrix), cwd=str(REPO), env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    jsonl = tmp_path / 'runs' / 'signal-run' / 'results.jsonl'
-    try:
-        wait_for_records(jsonl, 2, proc)
-        proc.send_signal(signum)
-        out, _err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode != 0, out[-3000:]
+    rc, out = interrupted(playbook(env, matrix), env, tmp_path / 'runs' / 'signal-run' / 'results.jsonl', 2, signum)
+    assert rc != 0, out[-3000:]
     run_dir = tmp_path / 'runs' / 'signal-run'
     results, lines = load_run(run_dir)  # every line of results.jsonl is a whole JSON record
     assert 2 <= len(lines) < 6

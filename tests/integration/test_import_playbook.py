@@ -107,14 +107,20 @@ def test_compare_two_imported_runs(imported):
     tmp, _procs = imported
     env = ansible_env(tmp)
     proc = run([BIN / 'ansible-playbook', 'playbooks/compare.yml', '-e', 'baseline=imp-000-a',
-                '-e', 'candidate=imp-000-b', '-e', 'fail_on_regression=true'], env)
+                '-e', 'candidate=imp-000-b'], env)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
-    assert 'candidate imp-000-b vs baseline imp-000-a' in proc.stdout and 'no regression' in proc.stdout
+    assert 'candidate imp-000-b (complete) vs baseline imp-000-a (complete)' in proc.stdout
+    assert 'no regression, 12 not judged' in proc.stdout
     compare_dir = tmp / 'runs' / 'compare-imp-000-b-vs-imp-000-a'
     doc = json.loads((compare_dir / 'results.json').read_text())
     cells = [c['cell'] for b in doc['analysis']['benchmarks'] for c in b['cells']]
     assert 'host w/o DRBD @ baseline' in cells and 'VPS with DRBD @ candidate' in cells
     assert doc['comparison']['regressions'] == [] and doc['comparison']['missing'] == []
+    # one transcript per cell: n=1 on each side, nothing the gate can judge, so the gate does not pass
+    assert {u['reason'] for u in doc['comparison']['cannot_judge']} == {'too little data: n=1 vs n=1 (needs 2 on each side)'}
+    gate = run([BIN / 'ansible-playbook', 'playbooks/compare.yml', '-e', 'baseline=imp-000-a',
+                '-e', 'candidate=imp-000-b', '-e', 'fail_on_regression=true'], env)
+    assert gate.returncode != 0 and 'benchlab regression gate: 12 could not be judged' in gate.stdout
 
 
 def test_an_output_that_does_not_parse_stores_nothing(tmp_path):

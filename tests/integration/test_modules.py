@@ -77,9 +77,14 @@ def test_fio_failure_is_readable_and_leaves_nothing(env, tmp_path):
     rc, status, res = module(env, 'fio', {'path': str(tmp_path), 'ioengine': 'nosuchengine', 'size': '1M'})
     assert rc != 0 and res['msg'].startswith('fio job refused') and 'nosuchengine' in res['msg'], res
     assert os.listdir(tmp_path) == []
+    # an option fio does not have is refused before fio runs (fio's option table)
     rc, status, res = module(env, 'fio', {'path': str(tmp_path), 'options': {'nosuchoption': 1}, 'size': '1M'})
+    assert rc != 0 and res['msg'].startswith('fio job refused: options: nosuchoption is refused'), res
+    assert os.listdir(tmp_path) == []
+    # a value fio itself refuses: fio's own message
+    rc, status, res = module(env, 'fio', {'path': str(tmp_path), 'options': {'rwmixread': 'abc'}, 'size': '1M'})
     assert rc != 0
-    assert res['msg'].startswith('fio failed (rc=1)') and 'nosuchoption' in res['msg']
+    assert res['msg'].startswith('fio failed (rc=1)') and 'rwmixread' in res['msg'], res
     assert res['rc'] == 1 and res['cmd'][0].endswith('fio')
     assert 'Traceback' not in json.dumps(res)
     assert os.listdir(tmp_path) == []

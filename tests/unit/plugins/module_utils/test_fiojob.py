@@ -32,7 +32,11 @@ def test_tiobench_style_sections_flags_and_inheritance(tmp_path):
                               'ioengine': 'psync'}
     assert sections[2][1] == {'stonewall': None, 'rw': 'read'} and sections[2][2] == {'stonewall': 15, 'rw': 16}
     # files are <jobname>.<n>.<m> in the work directory: nothing outside, no device
-    assert check_fio_job(sections, str(tmp_path)) == {'devices': [], 'outside': [], 'unsafe': []}
+    out = check_fio_job(sections, str(tmp_path))
+    assert (out['devices'], out['outside'], out['unsafe']) == ([], [], [])
+    # 4 jobs x numjobs=4, one file of size=64k each: what the free-space check adds up
+    assert len(out['files']) == 16 and set(out['files'].values()) == {64 * 1024}
+    assert str(tmp_path / 'rand-read.3.0') in out['files']
 
 
 def test_ssd_style_directory_outside_the_work_directory(tmp_path):
@@ -85,7 +89,8 @@ def test_unsafe_options_are_refused(tmp_path, text, words):
 
 def test_safe_values_of_watched_options_pass(tmp_path):
     text = '[j]\nallow_mounted_write=0\nioengine=libaio\nfilename=/dev/null\n'
-    assert check_fio_job(parse_job_file(text), str(tmp_path)) == {'devices': [], 'outside': [], 'unsafe': []}
+    assert check_fio_job(parse_job_file(text), str(tmp_path)) == {'devices': [], 'outside': [], 'unsafe': [],
+                                                                  'files': {}}
 
 
 @pytest.mark.parametrize('text,problem', [
@@ -108,8 +113,11 @@ def test_env_expansion_in_a_path_is_refused(tmp_path):
         with pytest.raises(FioJobError) as e:
             check_fio_job(parse_job_file('[j]\n%s=${HOME}/x\n' % key), str(tmp_path))
         assert '${...}' in str(e.value) and key in str(e.value)
-    # elsewhere it is fio's business
-    assert check_fio_job(parse_job_file('[j]\nsize=${SIZE}\n'), str(tmp_path))['outside'] == []
+    # elsewhere it is fio's business, but for a size the free-space check needs
+    assert check_fio_job(parse_job_file('[j]\nbs=${BS}\n'), str(tmp_path))['outside'] == []
+    with pytest.raises(FioJobError) as e:
+        check_fio_job(parse_job_file('[j]\nsize=${SIZE}\n'), str(tmp_path))
+    assert 'line 2 ([j]): size=${SIZE}: not a size benchlab can check' in str(e.value)
 
 
 def test_split_names_with_escaped_colons():
@@ -179,7 +187,8 @@ def test_options_to_sections(tmp_path):
     assert secs == [('bench', {'name': 'bench', 'directory': str(tmp_path), 'direct': '1', 'ramp_time': '2',
                                'time_based': None},
                      {'name': None, 'directory': None, 'direct': None, 'ramp_time': None, 'time_based': None})]
-    assert check_fio_job(secs, str(tmp_path)) == {'devices': [], 'outside': [], 'unsafe': []}
+    assert check_fio_job(secs, str(tmp_path)) == {'devices': [], 'outside': [], 'unsafe': [],
+                                                  'files': {str(tmp_path / 'bench.0.0'): 0}}
     secs = options_to_sections({'filename': '/dev/sdb'}, base={'directory': str(tmp_path)})
     assert check_fio_job(secs, str(tmp_path))['devices'] == ['/dev/sdb']
     with pytest.raises(FioJobError) as e:
@@ -268,6 +277,7 @@ def test_hostile_fio_job(case):
             check()
         for part in case['refused']:
             assert part in str(e.value), str(e.value)
+        assert 'secret' not in str(e.value).lower().replace('secret-', ''), str(e.value)
     else:
         out = check()
         assert out['devices'] == case['devices']

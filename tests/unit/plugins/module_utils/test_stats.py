@@ -84,15 +84,19 @@ def test_reference_000_slower_than_test_1():
 
 def test_compare_verdicts():
     noisy = compare([100, 140, 80, 120], [110, 90, 130, 100], better='higher')
-    assert noisy['significant'] is False and noisy['verdict'] == 'within noise' and noisy['worse'] is False
+    assert noisy['significant'] is False and noisy['verdict'] == 'inconclusive' and noisy['worse'] is False
+    assert noisy['repetitions_needed'] > 4 and noisy['mde_pct'] > 30
     slower = compare([80, 81, 79, 80], [100, 101, 99, 100], better='higher')
-    assert slower['significant'] is True and slower['worse'] is True
+    assert slower['significant'] is True and slower['worse'] is True and slower['verdict'] == 'worse'
     assert slower['delta_pct'] == pytest.approx(-20.0)
     assert slower['ci_pct'][0] < -20 < slower['ci_pct'][1]
     faster_time = compare([8, 8.1, 7.9], [10, 10.1, 9.9], better='lower')
-    assert faster_time['significant'] is True and faster_time['worse'] is False
+    assert faster_time['significant'] is True and faster_time['worse'] is False and faster_time['verdict'] == 'better'
     single = compare(5.0, 4.0)
-    assert single['significant'] is None and single['verdict'] == 'too little data' and single['p'] is None
+    assert single['significant'] is None and single['verdict'] == 'inconclusive' and single['p'] is None
+    assert single['reason'].startswith('too little data')
+    same = compare([100, 100.5, 99.5, 100.2], [100.1, 99.8, 100.3, 99.9])
+    assert same['verdict'] == 'equivalent' and same['equivalence_margin_pct'] == 5.0
     from_summaries = compare(summarize([80, 81, 79, 80]), summarize([100, 101, 99, 100]))
     assert from_summaries['p'] == pytest.approx(slower['p'])
 

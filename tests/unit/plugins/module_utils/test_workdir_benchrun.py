@@ -33,7 +33,8 @@ except ImportError:  # ansible-core < 2.19 (`make compat` runs the unit tests un
             basic._ANSIBLE_ARGS = saved
 
 from ansible_collections.benchlab.bench.plugins.module_utils import workdir as wd
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import free_space_problem, space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.dd import space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
 
 
 def test_marker_is_written_0600_with_the_contract_fields(tmp_path):
@@ -136,7 +137,7 @@ def test_descendants_in_sessions_of_their_own_are_found(tmp_path, sleeper):
             time.sleep(0.1)
         assert len(procs) == 2
         child = [pid for pid, _s in procs if pid != leader.pid][0]
-        stopped = wd.stop_recorded(leader.pid, wd.proc_start_time(leader.pid), d, grace=2)
+        stopped = wd.stop_recorded(leader.pid, wd.proc_start_time(leader.pid), grace=2)
         assert sorted(s['pid'] for s in stopped) == sorted([leader.pid, child])
         assert leader.wait(timeout=10) < 0
         time.sleep(0.2)
@@ -146,6 +147,24 @@ def test_descendants_in_sessions_of_their_own_are_found(tmp_path, sleeper):
         if leader.poll() is None:
             leader.kill()
         leader.wait()
+
+
+def test_a_users_process_working_in_the_work_directory_is_never_signalled(tmp_path, sleeper):
+    """Issue 27: a process is the run's by its recorded group and start time (and descent from the
+    recorded leader), never by its working directory: a user's process that merely sits in the work
+    directory, started after the tool, survives the cleanup."""
+    d = wd.create_workdir(str(tmp_path), 'fio', run_id='r', run_key='k')
+    tool = sleeper()
+    start = wd.proc_start_time(tool.pid)
+    wd.update_marker(d, pgid=tool.pid, pid_start=start)
+    time.sleep(0.05)     # the user's process starts after the tool (clock ticks are 10 ms)
+    user = sleeper(cwd=d)
+    assert os.readlink('/proc/%d/cwd' % user.pid) == os.path.realpath(d)
+    assert [pid for pid, _s in wd.recorded_processes(tool.pid, start)] == [tool.pid]
+    out = wd.cleanup_owned([str(tmp_path)], 'r', 'k', grace=2)
+    assert out['stopped'] == [{'dir': d, 'pid': tool.pid, 'signal': 'SIGTERM'}] and out['removed'] == [d]
+    assert tool.wait(timeout=10) == -signal.SIGTERM
+    assert user.poll() is None
 
 
 StatVfs = namedtuple('StatVfs', 'f_bavail f_frsize')
@@ -215,3 +234,25 @@ def test_dry_run_of_the_other_modules(tmp_path, capsys):
     res = run_module('iperf', {'role': 'client', 'server': '127.0.0.1'}, capsys)
     assert res['bench_dry_run']['argv'] == res['cmd'] and res['bench_dry_run']['writes'] == []
     assert os.listdir(path) == []
+
+
+@pytest.mark.parametrize('target', ['/etc', '/usr/share', '/proc', '/'])
+def test_a_cell_path_that_resolves_into_the_system_is_refused(target, tmp_path, capsys):
+    """Issue 27: a cell path that is a symlink to /etc (or /etc itself, /proc, /) is refused by every
+    benchmark module before a work directory exists, naming where it resolves to."""
+    link = tmp_path / 'cell'
+    link.symlink_to(target)
+    for name, args in (('dd', {'size': '1M'}), ('fio', {'size': '1M'}), ('sysbench_fileio', {'size': '8M', 'files': 2}),
+                       ('bonnie', {'size': '1M'}), ('compress', {'size': '1M', 'compressors': ['gzip']}),
+                       ('dbench', {'time': 2})):
+        res = run_module(name, dict(args, path=str(link)), capsys)
+        refused = res.get('bench_dry_run', {}).get('refused') or res.get('msg')
+        assert refused and refused.startswith('path %s resolves to %s, which ' % (link, target)), (name, refused)
+        if target == '/':
+            assert 'is the root directory /' in refused
+        else:
+            assert 'is in /%s' % target.split('/')[1] in refused and 'give a directory on the storage' in refused
+    assert wd.system_directory_problem('/dev/shm') is None and wd.system_directory_problem(str(tmp_path)) is None
+    # the controller judges the name only; a /dev/<x> may be a block device there
+    assert wd.system_directory_problem('/dev/vdb', resolve=False, device_paths=True) is None
+    assert wd.system_directory_problem('/dev', resolve=False, device_paths=True) is not None

@@ -39,6 +39,8 @@ NOT_SECRETS = {
     ('openvz_ct', 'host_key_dir'): 'the directory of the container\'s host key pair on the host; the path is no secret',
     ('drbd_resource', 'resources[].cram_hmac_alg'): 'the name of the HMAC algorithm used with the secret, not the secret',
     ('drbd_resource', 'resources[].net.cram_hmac_alg'): 'the name of the HMAC algorithm, not the secret',
+    ('compare_runs', 'history_db'): 'a SQLite path or a PostgreSQL URL, which may not carry a password (the history '
+                                    'refuses one: plugin_utils/history.py); libpq reads it from PGPASSWORD, ~/.pgpass',
     ('fio', 'options'): 'fio job options (C(--key=value)); those that carry a credential (the http engine\'s '
                         'http_pass, http_s3_key, ...) are refused, never passed (module_utils/fiojob.py)',
 }

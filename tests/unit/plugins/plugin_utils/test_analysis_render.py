@@ -20,7 +20,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import (
     analyze, benchmark_of, cell_of, primary_metric)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
-    fmt_delta, fmt_num, fmt_vs, render_markdown, render_terminal)
+    fmt_delta, fmt_num, render_markdown, render_terminal, terminal_verdict)
 
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
 EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
@@ -210,12 +210,14 @@ def test_render_markdown(records, plan):
     base, other = (c['metrics']['throughput'] for c in dd['cells'])
     row = [ln for ln in lines if ln.startswith('| throughput (MB/s) ↑ | ')][0]
     half_b, half_o = ((s['ci95'][1] - s['ci95'][0]) / 2 for s in (base, other))
-    mark = '*' if other['significant'] else '~'
-    # each entry: mean ± CI95 (n), the delta with its mark, then the min–max of the runs (README)
+    verdict = 'inconclusive, needs %d per side (detectable %.0f%%)' % (other['repetitions_needed'], other['mde_pct'])
+    # each entry: mean ± CI95 (n), the delta with its verdict and the detectable effect, then the
+    # min–max of the runs (README)
     assert row == '| throughput (MB/s) ↑ | %s ± %s (3) [%s–%s] | %s ± %s (3) %s %s [%s–%s] |' % (
         fmt_num(base['mean']), fmt_num(half_b), fmt_num(base['min']), fmt_num(base['max']),
-        fmt_num(other['mean']), fmt_num(half_o), fmt_delta(other['delta_pct']), mark,
+        fmt_num(other['mean']), fmt_num(half_o), fmt_delta(other['delta_pct']), verdict,
         fmt_num(other['min']), fmt_num(other['max']))
+    assert '**Verdicts.** The overview: 2 comparison(s), 2 with a p-value, corrected together (Holm, α 0.05)' in md
     assert [ln for ln in lines if ln.startswith('| elapsed (s) ↓ | ')]
     # the dd table of the field reports: duration, MB/s, % slower (1 - baseline duration / duration)
     el_b, el_o = (c['metrics']['elapsed']['mean'] for c in dd['cells'])
@@ -254,17 +256,22 @@ def test_render_terminal(records, plan):
     out = render_terminal(a)
     lines = out.splitlines()
     assert all(len(ln) <= 100 for ln in lines), max(len(ln) for ln in lines)
-    assert lines[0].split() == ['benchmark', 'cell', 'n', 'metric', 'mean', '±', 'CI95', 'vs', 'baseline']
+    assert lines[0].split() == ['benchmark', 'cell', 'n', 'metric', 'mean', '±', 'CI95', 'vs', 'base', 'verdict', 'mde']
     assert set(lines[1]) == {'-'}
     body = lines[2:6]
     assert lines[6].startswith('CI95: 95% confidence interval')
+    assert lines[7].startswith('verdicts of the overview: 2 comparison(s)')
     for b in a['benchmarks']:
         for c in b['cells']:
             (line,) = [ln for ln in body if ln.startswith(b['name'] + ' ') and ' %s ' % c['cell'] in ln]
             s = c['metrics'][b['primary']]
-            assert '%s (%s)' % (b['primary'], s['unit']) in line
+            assert ' %s' % b['primary'][:8] in line        # cut to fit 100 columns when it must
             assert fmt_num(s['mean']) in line
-            assert line.endswith('baseline' if c['baseline'] else fmt_vs(s))
+            if c['baseline']:
+                assert line.endswith('baseline')
+            else:
+                delta, verdict, mde = terminal_verdict(s)
+                assert ' %s  %s' % (delta, verdict) in line and line.endswith(mde)
 
 
 def test_render_terminal_long_names_fit(records, plan):
@@ -275,7 +282,7 @@ def test_render_terminal_long_names_fit(records, plan):
         r['labels']['cell'] = long_c + r['labels']['cell'][-3:]
     out = render_terminal(analyze(renamed))
     lines = out.splitlines()
-    assert len(lines) == 7
+    assert len(lines) == 9      # head, rule, 4 rows, the legend, the verdicts of 2 families
     assert all(len(ln) <= 100 for ln in lines), [len(ln) for ln in lines]
     assert all('…' in ln for ln in lines[2:6])
 

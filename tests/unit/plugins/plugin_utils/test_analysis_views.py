@@ -153,8 +153,11 @@ def test_pivot_cells_are_the_cells_statistics(nodes):
         for j, storage in enumerate(('rootfs', 'tmpfs')):
             values = _values(nodes, '%s-%s' % (node, storage))
             s = summarize(values)
-            assert p['cells'][i][j] == {'mean': pytest.approx(statistics.mean(values)), 'ci95': pytest.approx(s['ci95']),
-                                        'n': 3}
+            entry = dict((k, v) for k, v in p['cells'][i][j].items() if k in ('mean', 'ci95', 'n'))
+            assert entry == {'mean': pytest.approx(statistics.mean(values)), 'ci95': pytest.approx(s['ci95']), 'n': 3}
+            # the comparison with the cell's baseline, as the cell's table has it
+            cell = next(c for b in a['benchmarks'] for c in b['cells'] if c['cell'] == '%s-%s' % (node, storage))
+            assert p['cells'][i][j].get('verdict') == cell['metrics']['throughput']['verdict']
     # the other way round, and a combination that was not measured is null
     (q,) = analyze([r for r in nodes if r['labels']['cell'] != 'b-tmpfs'], _plan(), pivot='node')['pivots']
     assert q['columns'] == ['a', 'b'] and q['rows'] == [{'storage': 'rootfs'}, {'storage': 'tmpfs'}]
@@ -269,24 +272,29 @@ def test_overview_rows_are_the_deltas_vs_each_cells_baseline(small):
         expect = compare(_bench_values(records, r['benchmark'], 'host-tmpfs', metric),
                          _bench_values(records, r['benchmark'], 'host-rootfs', metric), better=s['better'])
         assert r['delta_pct'] == pytest.approx(expect['delta_pct']) == pytest.approx(s['delta_pct'])
-        assert r['ci_pct'] == pytest.approx(expect['ci_pct']) and r['significant'] == expect['significant']
-        assert r['worse'] == bool(expect['significant'] and expect['worse'])
-    # the captured run: dd-write on tmpfs is +286 % but within noise (p 0.15, one slow repetition),
-    # dd-read +117 % and significant: both kinds are in the figure
-    assert [forest_kind(r) for r in a['overview']] == ['noise', 'better', 'better']
+        assert r['ci_pct'] == pytest.approx(expect['ci_pct'])
+        # the verdict is the comparison's after the correction across the report's 3 overview rows
+        assert r['p'] == pytest.approx(expect['p']) and r['p_adjusted'] >= r['p']
+        assert r['worse'] == (r['verdict'] == 'worse') and r['mde_pct'] == pytest.approx(expect['mde_pct'])
+    # the captured run: dd-write on tmpfs is +286 % but inconclusive (p 0.15, one slow repetition),
+    # dd-read +117 % and significant after the correction: both kinds are in the figure
+    assert [forest_kind(r) for r in a['overview']] == ['inconclusive', 'better', 'better']
+    assert a['correction']['families'][0]['tested'] == 3
 
 
-def test_forest_bar_marks_noise_and_significance_differently():
-    sig = dict(delta_pct=-20.0, ci_pct=[-30.0, -10.0], significant=True, worse=True)
-    noise = dict(delta_pct=3.0, ci_pct=[-8.0, 14.0], significant=False, worse=False)
-    scale = forest_scale([sig, noise])
+def test_forest_bar_marks_each_verdict_differently():
+    sig = dict(delta_pct=-20.0, ci_pct=[-30.0, -10.0], significant=True, worse=True, verdict='worse')
+    noise = dict(delta_pct=3.0, ci_pct=[-8.0, 14.0], significant=False, worse=False, verdict='inconclusive')
+    same = dict(delta_pct=0.5, ci_pct=[-2.0, 3.0], significant=False, worse=False, verdict='equivalent')
+    scale = forest_scale([sig, noise, same])
     assert scale == 30.0
-    a, b = forest_bar(sig, scale), forest_bar(noise, scale)
+    a, b, c = forest_bar(sig, scale), forest_bar(noise, scale), forest_bar(same, scale)
     assert len(a) == len(b) == 25
-    assert a.index('●') < a.index('│') and '○' not in a       # significant, left of zero
-    assert '○' in b and '●' not in b                          # within noise: hollow
+    assert a.index('●') < a.index('│') and '○' not in a       # worse, left of zero
+    assert '○' in b and '●' not in b                          # inconclusive: hollow
     assert b.index('━') < b.index('│') < b.rindex('━')         # its CI spans zero
-    assert (forest_kind(sig), forest_kind(noise)) == ('worse', 'noise')
+    assert '◆' in c
+    assert [forest_kind(r) for r in (sig, noise, same)] == ['worse', 'inconclusive', 'equivalent']
     assert forest_kind(dict(delta_pct=None, significant=None)) == 'unknown'
 
 
@@ -358,8 +366,9 @@ def test_cells_that_never_ran_together_get_an_entry_without_a_figure(together):
         recs.append(r)
     a = analyze(recs)
     g34 = [s for s in a['steps'] if s['cells'] == ['g3', 'g4']]
-    assert g34 == [dict(benchmark='net', metric='throughput', unit='Mbit/s', cells=['g3', 'g4'], guests=2, n=0,
-                        aggregate=None, per_guest=None, not_together=3)]
+    assert [dict((k, v) for k, v in s.items() if v is not None) for s in g34] == [dict(
+        benchmark='net', metric='throughput', unit='Mbit/s', cells=['g3', 'g4'], guests=2, n=0, not_together=3)]
+    assert g34[0]['aggregate'] is None and g34[0]['per_guest'] is None and g34[0]['verdict'] is None
     assert [s['n'] for s in a['steps'] if s['cells'] == ['g1', 'g2']] == [3]
     line = step_line(g34[0])
     assert line['aggregate'] == 'no figure: the runs did not run together in any of its 3 step(s)' and line['per_guest'] == '—'

@@ -17,7 +17,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils import compat
 
 REPO = Path(__file__).resolve().parents[4]
 # Modules that run on the controller only (their own action plugin does the work).
-CONTROLLER_ONLY = {'compare_runs', 'import_results'}
+CONTROLLER_ONLY = {'compare_runs', 'import_results', 'history', 'trend'}
 
 
 def test_core_version_and_floor():

@@ -33,7 +33,10 @@ def test_ssd_style_directory_is_moved_into_the_work_directory():
     moved, notes = job_file_in_workdir(sections, WORK, origin='ssd-style.fio')
     assert 'directory' not in moved[0][1]
     assert moved[0][1]['filename'] == 'ssd.test.file'
-    assert check_fio_job(moved, WORK) == {'devices': [], 'outside': [], 'unsafe': []}
+    out = check_fio_job(moved, WORK)
+    assert (out['devices'], out['outside'], out['unsafe']) == ([], [], [])
+    # one shared file of the [global] size=64k (every job uses ssd.test.file in the work directory)
+    assert out['files'] == {WORK + '/ssd.test.file': 64 * 1024}
     (note,) = notes
     assert note.startswith('ssd-style.fio line 9 ([global]): directory=/mnt/ssd-under-test is outside')
     # the other options, and every job, are untouched

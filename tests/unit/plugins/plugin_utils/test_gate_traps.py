@@ -120,7 +120,7 @@ def test_records_from_before_the_codes_keep_their_flags():
     assert flags_of(records + up) == ['below_2x_ram', 'zero_data', 'not_quiet']
     rates = dict((t['code'], (t['flagged'], t['runs'])) for t in analyze(records + up)['traps'])
     assert rates == {'below_2x_ram': (1, 6), 'zero_data': (3, 6), 'not_quiet': (1, 6), 'source_on_test_storage': (0, 6),
-                     'not_together': (0, 6)}
+                     'unsafe_options': (0, 6), 'not_together': (0, 6)}
 
 
 def test_too_fast_and_cpu_bound_bonnie_cells():

@@ -15,9 +15,10 @@ import zlib
 from contextlib import contextmanager
 
 import pytest
+from ansible.executor.stats import AggregateStats
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import history, reports, rundir
+from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_sqlite, reports, rundir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, list_runs, load_run, store_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
                                                                             read_jsonl, repair_jsonl)
@@ -211,7 +212,7 @@ def test_only_a_resume_of_the_same_run_may_extend_it(tmp_path):
 def test_a_schema_1_history_gains_the_owner_columns_and_keeps_its_runs(tmp_path):
     db = str(tmp_path / 'h.sqlite')
     conn = sqlite3.connect(db)
-    for stmt in history._SCHEMA:
+    for stmt in history_sqlite.MIGRATIONS[0][1]:  # the schema-1 tables
         conn.execute(stmt)
     doc = doc_of('old', [record(1)])
     text = json.dumps(doc, sort_keys=True, separators=(',', ':'))
@@ -225,7 +226,8 @@ def test_a_schema_1_history_gains_the_owner_columns_and_keeps_its_runs(tmp_path)
     assert store_run(db, doc_of('old', [record(2)]), fingerprint=fp, controller=ctl) == 'replaced'  # no owner yet
     conn = sqlite3.connect(db)
     assert conn.execute('SELECT fingerprint, controller FROM runs').fetchall() == [(fp, ctl)]
-    assert conn.execute('PRAGMA user_version').fetchone()[0] == history.SCHEMA_VERSION == 2
+    assert conn.execute('PRAGMA user_version').fetchone()[0] == history.SCHEMA_VERSION == 3
+    assert conn.execute('PRAGMA application_id').fetchone()[0] == history_sqlite.APPLICATION_ID
     conn.close()
 
 
@@ -289,25 +291,67 @@ def bench_ok(cb, rec, host='localhost'):
     cb.v2_runner_on_ok(CallbackResult(host, CallbackTask('Benchmark dd', 'benchlab.bench.dd'), {'bench_result': rec}))
 
 
-def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeypatch):
-    cb = callback()
+def planned(cb, *values):
+    """The plan arrives, then one dd record per value."""
     cb.v2_runner_on_ok(CallbackResult('localhost', CallbackTask('plan', 'ansible.builtin.set_fact'),
                                       {'ansible_facts': {'bench_plan': PLAN}}))
-    bench_ok(cb, record(100.0))
-    bench_ok(cb, record(101.0))
+    for value in values:
+        bench_ok(cb, record(value))
+    return cb
 
+
+def raising(exc):
     def broken(*args, **kwargs):
-        raise RuntimeError('renderer exploded')
+        raise exc
+    return broken
 
-    monkeypatch.setattr(reports, 'render_html', broken)
-    cb.v2_playbook_on_stats(None)
+
+def test_the_history_is_stored_when_a_renderer_fails(callback, tmp_path, monkeypatch):
+    cb = planned(callback(), 100.0, 101.0)
+    monkeypatch.setattr(reports, 'render_html', raising(RuntimeError('renderer exploded')))
+    with pytest.raises(SystemExit) as exited:   # the run fails visibly: ansible-playbook exits 1
+        cb.v2_playbook_on_stats(AggregateStats())
+    assert exited.value.code == 1
     run_dir = tmp_path / 'runs' / cb.rundir.run_id
     assert sorted(p.name for p in run_dir.iterdir()) == [
-        'plan.json', 'report.md', 'results.csv', 'results.json', 'results.jsonl']
+        'plan.json', 'report.md', 'results.csv', 'results.json', 'results.jsonl', 'summary.csv']
     assert len(load_run(str(tmp_path / 'history.sqlite'), cb.rundir.run_id)['records']) == 2
     errors = [m for kind, m in cb.messages if kind == 'error']
     assert errors == ['benchlab.bench.report: %s not written: RuntimeError: renderer exploded (results.jsonl and the '
-                      'history hold the records)' % (run_dir / 'report.html')]
+                      'history hold the records)' % (run_dir / 'report.html'),
+                      'benchlab.bench.report: the run fails: report.html not written (see above); what was written '
+                      'is kept']
+
+
+def test_a_failed_play_keeps_its_own_exit_code_when_a_renderer_fails(callback, monkeypatch):
+    cb = planned(callback(), 100.0)
+    monkeypatch.setattr(reports, 'render_html', raising(ZeroDivisionError('division by zero')))
+    stats = AggregateStats()
+    stats.increment('failures', 'localhost')
+    cb.v2_playbook_on_stats(stats)   # no SystemExit: Ansible exits 2 for the failed host itself
+    assert cb.unwritten == ['report.html']
+
+
+def test_an_analysis_that_fails_keeps_results_json_csv_and_history_and_fails_the_run(callback, tmp_path, monkeypatch):
+    """The analysis raising (as one Infinity did before records were checked for finite numbers):
+    results.json, results.csv and the history keep both records; report.md/html are not written over
+    with an empty report; ansible-playbook exits 1."""
+    from ansible_collections.benchlab.bench.plugins.callback import report
+    cb = planned(callback(), 100.0, 101.0)
+    monkeypatch.setattr(report, 'analyze', raising(ValueError('not a finite number: inf')))
+    with pytest.raises(SystemExit) as exited:
+        cb.v2_playbook_on_stats(AggregateStats())
+    assert exited.value.code == 1
+    run_dir = tmp_path / 'runs' / cb.rundir.run_id
+    assert sorted(p.name for p in run_dir.iterdir()) == ['plan.json', 'results.csv', 'results.json', 'results.jsonl']
+    doc = json.loads((run_dir / 'results.json').read_text())
+    assert len(doc['records']) == 2 and doc['analysis'] == {
+        'benchmarks': [], 'error': 'the analysis failed (ValueError: not a finite number: inf)'}
+    assert len(load_run(str(tmp_path / 'history.sqlite'), cb.rundir.run_id)['records']) == 2
+    errors = [m for kind, m in cb.messages if kind == 'error']
+    assert errors[0] == ('benchlab.bench.report: %s not written: ValueError: the analysis failed (ValueError: not a '
+                         'finite number: inf) (results.jsonl and the history hold the records)' % (run_dir / 'report.md'))
+    assert errors[-1].startswith('benchlab.bench.report: the run fails: report.md, report.html not written')
 
 
 def test_a_record_that_cannot_be_appended_waits_and_is_written_with_the_next(callback, tmp_path, monkeypatch):

@@ -298,7 +298,7 @@ def test_finite():
 
 def test_write_reports_writes_every_file(doc, tmp_path):
     paths = write_reports(RunDir(str(tmp_path), 'r1'), doc)
-    assert sorted(paths) == ['report.html', 'report.md', 'results.csv', 'results.json']
+    assert sorted(paths) == ['report.html', 'report.md', 'results.csv', 'results.json', 'summary.csv']
     for name, path in paths.items():
         assert Path(path) == tmp_path / 'r1' / name and Path(path).stat().st_size > 0
     assert results_problems(json.loads((tmp_path / 'r1' / 'results.json').read_text())) == []
