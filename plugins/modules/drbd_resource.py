@@ -102,119 +102,94 @@ options:
             type: raw
       net:
         description:
-          - The C(net) options; underscores become dashes. The options drbdadm 9.22 or drbdadm-84 accepts
-            in a C(net) section; any other is refused.
+          - The C(net) options, spelled with underscores (they become dashes in the file). The options
+            drbdadm 9.22 or drbdadm-84 accepts in a C(net) section; any other is refused.
         type: dict
         suboptions:
           after_sb_0pri:
             description: The net option C(after-sb-0pri).
             type: raw
-            aliases: [after-sb-0pri]
           after_sb_1pri:
             description: The net option C(after-sb-1pri).
             type: raw
-            aliases: [after-sb-1pri]
           after_sb_2pri:
             description: The net option C(after-sb-2pri).
             type: raw
-            aliases: [after-sb-2pri]
           allow_remote_read:
             description: The net option C(allow-remote-read).
             type: raw
-            aliases: [allow-remote-read]
           allow_two_primaries:
             description: The net option C(allow-two-primaries).
             type: raw
-            aliases: [allow-two-primaries]
           always_asbp:
             description: The net option C(always-asbp).
             type: raw
-            aliases: [always-asbp]
           congestion_extents:
             description: The net option C(congestion-extents).
             type: raw
-            aliases: [congestion-extents]
           congestion_fill:
             description: The net option C(congestion-fill).
             type: raw
-            aliases: [congestion-fill]
           connect_int:
             description: The net option C(connect-int).
             type: raw
-            aliases: [connect-int]
           cram_hmac_alg:
             description: The net option C(cram-hmac-alg).
             type: raw
-            aliases: [cram-hmac-alg]
           csums_after_crash_only:
             description: The net option C(csums-after-crash-only).
             type: raw
-            aliases: [csums-after-crash-only]
           csums_alg:
             description: The net option C(csums-alg).
             type: raw
-            aliases: [csums-alg]
           data_integrity_alg:
             description: The net option C(data-integrity-alg).
             type: raw
-            aliases: [data-integrity-alg]
           fencing:
             description: The net option C(fencing).
             type: raw
           ko_count:
             description: The net option C(ko-count).
             type: raw
-            aliases: [ko-count]
           max_buffers:
             description: The net option C(max-buffers).
             type: raw
-            aliases: [max-buffers]
           max_epoch_size:
             description: The net option C(max-epoch-size).
             type: raw
-            aliases: [max-epoch-size]
           on_congestion:
             description: The net option C(on-congestion).
             type: raw
-            aliases: [on-congestion]
           ping_int:
             description: The net option C(ping-int).
             type: raw
-            aliases: [ping-int]
           ping_timeout:
             description: The net option C(ping-timeout).
             type: raw
-            aliases: [ping-timeout]
           protocol:
             description: The net option C(protocol).
             type: raw
           rcvbuf_size:
             description: The net option C(rcvbuf-size).
             type: raw
-            aliases: [rcvbuf-size]
           rr_conflict:
             description: The net option C(rr-conflict).
             type: raw
-            aliases: [rr-conflict]
           shared_secret:
             description:
               - The peer authentication secret (C(shared-secret)), as an alternative to the resource's
                 O(resources[].shared_secret). Never logged (Ansible masks it in the start-up log line), printed or
                 returned.
             type: raw
-            aliases: [shared-secret]
           sndbuf_size:
             description: The net option C(sndbuf-size).
             type: raw
-            aliases: [sndbuf-size]
           socket_check_timeout:
             description: The net option C(socket-check-timeout).
             type: raw
-            aliases: [socket-check-timeout]
           tcp_cork:
             description: The net option C(tcp-cork).
             type: raw
-            aliases: [tcp-cork]
           timeout:
             description: The net option C(timeout).
             type: raw
@@ -224,19 +199,15 @@ options:
           unplug_watermark:
             description: The net option C(unplug-watermark).
             type: raw
-            aliases: [unplug-watermark]
           use_rle:
             description: The net option C(use-rle).
             type: raw
-            aliases: [use-rle]
           verify_alg:
             description: The net option C(verify-alg).
             type: raw
-            aliases: [verify-alg]
           on_disconnect:
             description: Legacy (DRBD 0.7); refused with the replacement named.
             type: raw
-            aliases: [on-disconnect]
       disk_options:
         description: disk options (on_io_error, resync_rate, c_plan_ahead, al_extents, resync_after, ...).
         type: raw
@@ -268,7 +239,6 @@ options:
       incon_degr_cmd:
         description: Legacy (DRBD 0.7); becomes handlers.pri_on_incon_degr (needs O(allow_handlers=true)).
         type: raw
-        aliases: [incon-degr-cmd]
       primary:
         description: The node that becomes primary and holds the benchmark filesystem (default the first node).
         type: raw
@@ -408,11 +378,8 @@ RAW = dict(type='raw')
 
 
 def _option(name):
-    """A drbd.conf option as a sub-option: the underscore spelling, the dashed one as its alias."""
-    spec = dict(RAW)
-    if '-' in name:
-        spec['aliases'] = [name]
-    return name.replace('-', '_'), spec
+    """A drbd.conf option as a sub-option, spelled with underscores (Ansible's names are identifiers)."""
+    return name.replace('-', '_'), dict(RAW)
 
 
 def resource_spec():
@@ -421,14 +388,14 @@ def resource_spec():
     in ansible-core 2.16 to 2.20), which the module's own masking comes too late for. A free-form dict
     would be logged in clear."""
     net = dict(_option(o) for o in NET_OPTIONS + tuple(k[1] for k in REFUSED if k[0] == 'net' and len(k) == 2))
-    net['shared_secret'] = dict(type='raw', no_log=True, aliases=['shared-secret'])
+    net['shared_secret'] = dict(type='raw', no_log=True)
     node = dict((k, dict(RAW)) for k in ('name', 'address', 'port', 'node_id', 'device', 'minor', 'disk', 'meta_disk'))
     spec = dict((k, dict(RAW)) for k in ('name', 'protocol', 'device', 'minor', 'disk', 'meta_disk', 'port',
                                          'disk_options', 'startup', 'options', 'handlers', 'cram_hmac_alg',
                                          'connection_mesh', 'syncer', 'primary', 'mount', 'fstype'))
     spec.update(nodes=dict(type='list', elements='dict', options=node), net=dict(type='dict', options=net),
                 shared_secret=dict(type='raw', no_log=True),
-                incon_degr_cmd=dict(type='raw', aliases=['incon-degr-cmd']))
+                incon_degr_cmd=dict(type='raw'))
     return spec
 
 

@@ -46,8 +46,8 @@ def _sh(*argv):
 def lab(tmp_path_factory):
     """A loop-device ext4 file system, a throttle for it, and three stored runs on it."""
     if iothrottle.default_mechanism() is None:
-        pytest.skip('no I/O throttle on this machine: %s; %s' % (iothrottle.unavailable('v1'),
-                                                                   iothrottle.unavailable('v2')))
+        pytest.skip('no I/O throttle on this machine: %s; %s'
+                    % (iothrottle.unavailable('v1'), iothrottle.unavailable('v2')))
     tmp = tmp_path_factory.mktemp('cmp')
     image, mnt = Path(tempfile.mkstemp(prefix='cmp-loop-', suffix='.img', dir='/dev/shm')[1]), tmp / 'cmp-mnt'
     mnt.mkdir()

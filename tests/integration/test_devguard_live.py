@@ -270,8 +270,9 @@ def guard_run(tmp_path, loop, env):
         dev['input'] = los['input'].dev
         los['destination'] = loop()
         dev['destination'] = mounted_fs('destination', los['destination'])
-        conf = drbd_conf(tmp_path / 'drbd.conf', {'dg-mounted': dev['mounted'], 'dg-partition': dev['partition'],
-                                                    'dg-swap': dev['swap'], 'dg-busy': dev['busy'], 'dg-ext4': dev['ext4']})
+        conf = drbd_conf(tmp_path / 'drbd.conf', {
+            'dg-mounted': dev['mounted'], 'dg-partition': dev['partition'], 'dg-swap': dev['swap'],
+            'dg-busy': dev['busy'], 'dg-ext4': dev['ext4']})
         work = lab['work']
         copy = {'test': 'copy', 'input': dev['input']}
         cases = [
@@ -291,7 +292,7 @@ def guard_run(tmp_path, loop, env):
             dict(dd(str(link), destructive=False, force=False), id='plain: dd through a symlink'),
             dict(dd(dev['destination'], **copy), id='copy: destination mounted'),
             dict(dd(dev['input'], **copy), id='copy: the same device'),
-            dict(dd(dev['partition p2'], **dict(copy, input=dev['partition'])), id='copy: a partition of the input'),
+            dict(dd(dev['partition p2'], test='copy', input=dev['partition']), id='copy: a partition of the input'),
         ]
         shas = dict((k, sha256(v)) for k, v in dev.items())
         lab['swap used before'] = swap_used_kib(dev['swap'])

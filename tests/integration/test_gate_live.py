@@ -68,8 +68,8 @@ def devices(tmp_path):
 @pytest.fixture
 def throttle():
     if iothrottle.default_mechanism() is None:
-        pytest.skip('no I/O throttle on this machine: %s; %s' % (iothrottle.unavailable('v1'),
-                                                                   iothrottle.unavailable('v2')))
+        pytest.skip('no I/O throttle on this machine: %s; %s'
+                    % (iothrottle.unavailable('v1'), iothrottle.unavailable('v2')))
     group = iothrottle.Throttle('benchlab-gate')
     try:
         yield group

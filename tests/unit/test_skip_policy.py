@@ -50,8 +50,8 @@ def copy_repo(tmp_path, tests, allow=None):
 
 def make_units(root):
     """`make units` in the copy with this venv (-o: never reinstalled)."""
-    env = dict((k, v) for k, v in os.environ.items() if k not in ('BENCHLAB_SKIPS_ALLOWED', 'PYTEST_ADDOPTS',
-                                                                    'PYTHONPATH', 'MAKEFLAGS', 'MFLAGS'))
+    dropped = ('BENCHLAB_SKIPS_ALLOWED', 'PYTEST_ADDOPTS', 'PYTHONPATH', 'MAKEFLAGS', 'MFLAGS')
+    env = dict((k, v) for k, v in os.environ.items() if k not in dropped)
     return subprocess.run(['make', '--no-print-directory', '-C', str(root), '-o', '%s/.installed' % VENV,
                            'VENV=%s' % VENV, 'units'], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, check=False, timeout=300)

@@ -126,11 +126,11 @@ def play(guest, results):
                 ', '.join('"%s": {"dd": blh_dd_%d, "fio": blh_fio_%d}' % (m, i, i) for i, m in enumerate(MEMBERS)),
                 ', '.join('"%s": blh_written_%d' % (m, i) for i, m in enumerate(MEMBERS))))}}
     tasks.append(save)
+    cleanup = {'name': 'release and remove everything', 'changed_when': True,
+               'ansible.builtin.shell': {'cmd': CLEANUP, 'executable': '/bin/sh'}}
     return [{'name': 'device guard: holders in a guest', 'hosts': guest, 'gather_facts': False,
-             'vars': {'blh_shas_script': SHAS}, 'tasks': [
-        {'name': 'holders', 'block': tasks, 'always': [
-            {'name': 'release and remove everything', 'ansible.builtin.shell': {'cmd': CLEANUP, 'executable': '/bin/sh'},
-             'changed_when': True}]}]}]
+             'vars': {'blh_shas_script': SHAS},
+             'tasks': [{'name': 'holders', 'block': tasks, 'always': [cleanup]}]}]
 
 
 def parse_shas(text):

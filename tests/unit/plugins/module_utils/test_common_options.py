@@ -10,9 +10,10 @@ from ansible_collections.benchlab.bench.plugins.module_utils.common import given
 
 SPEC = {'name': {'type': 'raw'}, 'shared_secret': {'type': 'raw', 'no_log': True},
         'incon_degr_cmd': {'type': 'raw', 'aliases': ['incon-degr-cmd']},
-        'net': {'type': 'dict', 'options': {'max_buffers': {'type': 'raw', 'aliases': ['max-buffers']},
-                                             'shared_secret': {'type': 'raw', 'no_log': True, 'aliases': ['shared-secret']},
-                                             'timeout': {'type': 'raw'}}}}
+        'net': {'type': 'dict', 'options': {
+            'max_buffers': {'type': 'raw', 'aliases': ['max-buffers']},
+            'shared_secret': {'type': 'raw', 'no_log': True, 'aliases': ['shared-secret']},
+            'timeout': {'type': 'raw'}}}}
 
 
 def test_what_ansible_adds_is_gone_and_the_user_s_keys_stay_in_their_order_and_spelling():

@@ -149,7 +149,7 @@ def test_the_secrets_of_drbd_resource_are_no_log_at_every_depth(monkeypatch):
     _mod, spec = argspec('drbd_resource', monkeypatch)
     res = spec['resources']['options']
     assert res['shared_secret']['no_log'] is True
-    assert res['net']['options']['shared_secret'] == {'type': 'raw', 'no_log': True, 'aliases': ['shared-secret']}
+    assert res['net']['options']['shared_secret'] == {'type': 'raw', 'no_log': True}
     assert all(not o.get('no_log') for k, o in res['net']['options'].items() if k != 'shared_secret')
 
 
