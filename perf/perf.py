@@ -4,7 +4,7 @@
 
     .venv/bin/python perf/perf.py [--pairs 11] [--out perf/results.json] [--only FIGURE ...]
 
-`--only fidelity_dd` (or fidelity_fio, overhead, report) measures just that part, prints it and
+`--only fidelity_dd` (or fidelity_fio, overhead, report, observer) measures just that part, prints it and
 writes nothing (the full run takes minutes; use this while working on one figure).
 
 - fidelity_dd, fidelity_fio: does measuring through the module cost the measurement anything?
@@ -69,7 +69,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.dd import parse_dd 
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records  # noqa: E402
 
 MIB = 1024 * 1024
-PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'peer', 'breakdown', 'report', 'history')
+PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'peer', 'breakdown', 'report', 'history', 'observer')
 GOALS = {'fidelity_dd': ('>=', 0.98), 'fidelity_fio': ('>=', 0.98), 'overhead_per_cell_s': ('<=', 0.6),
          'fixed_cost_s': ('<=', 5.0), 'time_to_result_vs_bench_fio': ('<=', 1.3),
          'report_100k_s': ('<=', 5.0), 'report_100k_peak_mb': ('<=', 500)}
@@ -303,6 +303,30 @@ def fidelity(pairs, parts=('fidelity_dd', 'fidelity_fio')):
             argv = fio_module(mnt)[2]
             measure('fidelity_fio', lambda: fio_module(mnt)[:2], lambda: fio_by_hand(mnt, argv))
     return figures
+
+
+def observer(pairs):
+    """The observation's cost (issue 30): the fidelity_dd run (4 GiB of zeros, O_DIRECT, onto a loop
+    device over a filled /dev/shm image) through the module observed every second vs not observed,
+    alternating pairs: `observed_vs_unobserved` (median throughput ratio; goal >= 0.98), and the
+    sampler's own CPU time per second of window (`observer_cpu_pct`, % of one core, median)."""
+    cpu = []
+
+    def run(interval):
+        args = {'path': dev, 'test': 'write', 'size': '%dM' % RAW_MB, 'bs': '1M', 'guards': NO_GUARDS,
+                'destructive': True, 'direct': True, 'data': 'zero', 'observe_interval_s': interval}
+        rec = module('dd', args)['bench_result']
+        if interval:
+            obs = rec['observed']
+            cpu.append(100.0 * obs['observer_cpu_s'] / obs['window_s'])
+        return rec['metrics']['throughput']['value'], rec['duration_s']
+
+    with loop_device(RAW_MB + 64, fill=True) as dev:
+        print('observer (the fidelity_dd run observed every second vs not observed)', flush=True)
+        ratio, ratios, dropped = paired(pairs, lambda: run(1.0), lambda: run(0))
+    return {'observed_vs_unobserved': ratio, 'observed_vs_unobserved_ratios': ratios,
+            'observed_vs_unobserved_dropped_pairs': dropped, 'observer_cpu_pct': statistics.median(cpu),
+            'observer_cpu_pct_all': cpu}
 
 
 # The CPU time (user + system) of the last bench_playbook's process tree: ansible-playbook, its
@@ -622,6 +646,8 @@ def main(argv=None):
         figures.update(report_100k())
     if 'history' in parts:
         figures.update(history_figures())
+    if 'observer' in parts:
+        figures.update(observer(args.pairs))
     if args.only and args.update:
         return update(args.out, figures)
     if args.only:

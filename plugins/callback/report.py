@@ -29,6 +29,10 @@ description:
     runs started together in one step, and the environment keys that differ. With a pivot,
     C(pivot.csv) too; with latency histograms or iperf3 intervals, C(distributions.csv). It prints a
     summary that fits 100 columns.
+  - The time series of each run's observation (C(bench_observed) in a benchmark module's result, with
+    the devices of the layer stack, the CPUs, the tool's CPU, memory and links per interval) go to
+    C(observed/<id>.json.gz) in the run directory, the id being the record's C(observed.series);
+    report.html draws those of each cell's median repetition.
   - While the benchmarks run, prints one progress line per run started (index, total, elapsed time
     and an estimate of the time left), from the C(bench_run_item) fact C(benchlab.bench.bench_run) sets as each run starts.
   - The matrix (cells, baseline) is read from the C(bench_plan) fact set by C(benchlab.bench.bench);
@@ -379,6 +383,7 @@ class CallbackModule(CallbackBase):
             self._dry_run_entry(result, res, host)
             return  # a dry run measures nothing: no record is kept, results.jsonl stays empty
         self._keep_sysinfo(res, host)
+        self._keep_series(res)
         hosts = res.get('bench_result_hosts') if isinstance(res.get('bench_result_hosts'), list) else []
         for i, rec in enumerate(_records_of(res)):
             errors = record_problems(rec)   # the same checks as a resumed record's (plugin_utils/validation.py)
@@ -402,6 +407,19 @@ class CallbackModule(CallbackBase):
                 continue
             self.records.append(stored)
             self._append('results.jsonl', stored)
+
+    def _keep_series(self, res):
+        """The observed time series a benchmark module returned (bench_observed {id: series}) go to
+        observed/<id>.json.gz in the run directory; the records keep only their id (observed.series)."""
+        series = res.get('bench_observed')
+        if not isinstance(series, dict):
+            return
+        for series_id, data in series.items():
+            try:
+                self.rundir.write_series(series_id, data)
+            except (OSError, ValueError, TypeError) as e:
+                self._display.warning('benchlab.bench.report: observed series %s not stored: %s' % (
+                    printable(str(series_id)[:40]), printable(str(e))))
 
     def _set_plan(self, plan):
         """The plan arrived (set_fact bench_plan). A resumed plan names the run it continues: write

@@ -49,6 +49,8 @@ options:
         this run (after it waited for UpToDate), recorded in C(params.guards.drbd); the analysis
         flags the cell (C(drbd_not_uptodate)) when a run started with a resource not UpToDate or
         resyncing.
+      - V(observe_interval_s) is set by the bench_run role from the matrix's
+        C(methodology.observe_interval_s); it overrides O(observe_interval_s).
       - V(processes) names the processes that count as another benchmark for V(quiesce), besides
         C(stress) and C(stress-ng) (always counted). The collection's action plugin sets it to every
         benchmark's own process names (the collection's tool table) on each call of a benchmark
@@ -76,6 +78,21 @@ options:
         task (one module run less per cell). Read-only, also in check mode.
     type: bool
     default: false
+  observe_interval_s:
+    description:
+      - Seconds between the samples of the run's observation on the target, from right before the tool
+        starts to right after it exited. Observed are the block devices of the layer stack under the run's
+        path (or the devices it writes) down to the disks (from C(/proc/diskstats) their bytes, I/Os,
+        utilisation, average wait and queue), the CPUs (user, system, iowait, steal, irq), the tool's own process tree, memory (Dirty,
+        Writeback, Cached), pressure (C(/proc/pressure), where the kernel has it) and the network
+        interfaces in the path. Each record gets the summary as C(observed) and the resource that
+        limited the run as C(limited_by); the module's result gets the time series as
+        C(bench_observed) (the report callback stores them in the run directory). What the machine
+        hides (no C(/proc/pressure), a virtualised C(/proc) in a container) is listed in
+        C(observed.missing).
+      - V(0) turns the observation off.
+    type: float
+    default: 1.0
 attributes:
   check_mode:
     support: full

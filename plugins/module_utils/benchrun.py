@@ -18,6 +18,11 @@ argv:
   ran (guards.OtherRuns: every tool started here carries guards.OWNER_ENV with the run id);
 - running the tool timed, in a session of its own whose process group and leader start time are
   recorded in the marker while it runs;
+- observation of every measured run (module_utils/observe.py): a sampler thread from right before
+  the tool starts to right after it exited, over the devices of the layer stack under the path (or
+  the devices written), the CPUs, the tool's process tree, memory, pressure and the interfaces in
+  the path; each record gets its ``observed`` summary and ``limited_by``, the module's result the
+  series (``bench_observed``, by series id) for the report callback to store;
 - parse-or-fail (runner.fail with the output tails);
 - cleanup: the tool's recorded processes are stopped when the module fails or is interrupted
   (SIGTERM/SIGHUP/SIGINT), then the work directory is removed.
@@ -37,6 +42,7 @@ Use::
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from ansible.module_utils.common.text.converters import to_native
@@ -46,6 +52,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.devguard import Dev
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
     OWNER_ENV, WATCH_INTERVAL_S, OtherRuns, cpu_snapshot, other_cpu, other_runs_verdict, owner_mark, own_processes,
     run_verdict)
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
+    DEFAULT_INTERVAL_S, Observer, exited_totals, limited_by, target_layers)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
@@ -87,6 +95,11 @@ class BenchRun(object):
         self._guard = None
         self.mark = owner_mark(module.params.get('run_id'))
         self._others = None
+        self._measured = False
+        self.devices_written = []
+        self.observe_interfaces = []
+        self.link_rates = {}
+        self.observations = []      # [(argv, observed, series)] of every observed run
         self._handlers = {}
         self._errors = (OSError, IOError, Interrupted) + tuple(errors)
         if module.params.get('describe'):
@@ -145,10 +158,13 @@ class BenchRun(object):
         if path not in self.dry['writes']:
             self.dry['writes'].append(path)
         try:
-            return check_device_writable(path, destructive, force=force)
+            info = check_device_writable(path, destructive, force=force)
         except DeviceGuardError as e:
             self.refuse(str(e))
             return None
+        if path not in self.devices_written:
+            self.devices_written.append(path)
+        return info
 
     def workdir_in(self, parent, name=None, keep=None):
         """A private work directory with its ownership marker in `parent` (a placeholder path in
@@ -206,7 +222,61 @@ class BenchRun(object):
         self._others = OtherRuns(self.mark)
         done = start_measurement(self.module, params, warnings, competing=competing, others=self._others)
         self._guard = (done, warnings)    # the next run() measures the other processes' CPU
+        self._measured = True             # every run() from now on is observed
         return done
+
+    # -- observation ----------------------------------------------------------------------
+
+    def observe_interval(self):
+        """Seconds between samples: the run's guards.observe_interval_s (the matrix's methodology,
+        through the plan), else the option observe_interval_s; 0 turns observation off."""
+        p = self.module.params
+        value = (p.get('guards') or {}).get('observe_interval_s')
+        if value is None:
+            value = p.get('observe_interval_s', DEFAULT_INTERVAL_S)
+        return float(value or 0)
+
+    def new_observer(self):
+        """An Observer of the devices under the run's path (or the devices it writes), or None when
+        observation is off or this is check mode."""
+        interval = self.observe_interval()
+        if interval <= 0 or self.check_mode:
+            return None
+        layers = []
+        targets = self.devices_written or [t for t in [self.module.params.get('path')] if t]
+        for t in targets:
+            layers.extend(target_layers(t))
+        return Observer(interval, layers, interfaces=self.observe_interfaces, link_rates=self.link_rates)
+
+    def _keep_observation(self, argv, obs, tool=None):
+        observed, series = obs.stop(tool)
+        if tool is None:
+            why = 'the exited tool\'s totals could not be read (no waitid, or /proc hides it)'
+            observed['missing'].append({'source': '/proc/<pid>/io', 'why': why})
+        series_id = os.urandom(6).hex()
+        observed['series'] = series_id
+        self.observations.append((list(argv), observed, series))
+        return observed
+
+    def observed_call(self, argv, func):
+        """func() observed (for a tool a module runs through runner.run, such as iperf's client):
+        the tool's CPU is the children's rusage over the call."""
+        obs = self.new_observer() if self._measured else None
+        if obs is None:
+            return func()
+        import resource
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        obs.start()
+        try:
+            result = func()
+        except BaseException:
+            obs.cancel()
+            raise
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ticks = obs.ticks
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        self._keep_observation(argv, obs, {'cpu_ticks': int(round(cpu * ticks)), 'io': {}})
+        return result
 
     def run(self, argv, cwd=None, data=None):
         """Run the tool (argv list) under the C locale, timed. With a work directory it runs in a
@@ -221,26 +291,47 @@ class BenchRun(object):
         own_session = bool(owned)
         guard, self._guard = self._guard, None
         before = cpu_snapshot() if guard else None
+        obs = self.new_observer() if self._measured else None
+        if obs is not None:
+            obs.start()                   # the first sample: right before the tool starts
         start = time.monotonic()
         devnull = open(os.devnull, 'rb')
         try:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, close_fds=True, start_new_session=own_session,
                                     stdin=subprocess.PIPE if data is not None else devnull,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except BaseException:
+            if obs is not None:
+                obs.cancel()
+            raise
         finally:
             devnull.close()
+        if obs is not None:
+            obs.watch(proc.pid)
         if own_session:
             self._running = (proc.pid, proc_start_time(proc.pid))
             for path in owned:
                 update_marker(path, pgid=proc.pid, pid_start=self._running[1])
-        out, err = self._communicate(proc, data, self._others if guard else None)
+        observed = None
+        if obs is not None:
+            try:
+                out, err, tool = _communicate_observed(proc, data, self._others if guard else None)
+            except BaseException:
+                obs.cancel()
+                raise
+            observed = self._keep_observation(argv, obs, tool)   # the last sample: the tool has exited
+            proc.wait()
+        else:
+            out, err = self._communicate(proc, data, self._others if guard else None)
         duration = time.monotonic() - start
         self._running = None
         if guard:
             self._quiet_verdict(guard, before, duration, [proc.pid] if own_session else [])
             other_runs_verdict(guard[0], guard[1], self._others)
-        return CommandResult(argv, proc.returncode, to_native(out, errors='surrogate_or_strict'),
-                             to_native(err, errors='surrogate_or_strict'), duration)
+        res = CommandResult(argv, proc.returncode, to_native(out, errors='surrogate_or_strict'),
+                            to_native(err, errors='surrogate_or_strict'), duration)
+        res.observed = observed
+        return res
 
     @staticmethod
     def _communicate(proc, data, others):
@@ -280,6 +371,31 @@ class BenchRun(object):
 
     # -- results --------------------------------------------------------------------------
 
+    def attach_observations(self, records):
+        """Each record gets the observation of the run that made it (the run whose argv is the
+        record's cmd; a record without cmd, when one run was observed, that one) as ``observed``,
+        and ``limited_by``; the
+        series go into the result's ``bench_observed`` {series id: series}."""
+        if not self.observations:
+            return
+        used = {}
+        for rec in records:
+            if not isinstance(rec, dict) or 'observed' in rec:
+                continue
+            match = [o for o in self.observations if o[0] == rec.get('cmd')]
+            if not match and len(self.observations) == 1 and not rec.get('cmd'):
+                match = self.observations
+            if not match:
+                continue
+            _argv, observed, series = match[-1]
+            rec['observed'] = observed
+            found = limited_by(observed)
+            if found:
+                rec['limited_by'] = found
+            used[observed['series']] = series
+        if used:
+            self.result['bench_observed'] = used
+
     def fail(self, what, res, extra=None, **kwargs):
         fail(self.module, what, res, extra=extra, **self.context(**kwargs))
 
@@ -307,7 +423,61 @@ class BenchRun(object):
         for rec in records:
             if isinstance(rec, dict):
                 rec['flags'] = record_flags(rec.get('params'), list(rec.get('flags') or []) + self.flags)
+        self.attach_observations(records)
         self.result.update(result)
         if self.keep and self.workdir and not self.check_mode:
             self.result['workdir'] = self.workdir
         self.module.exit_json(**self.result)
+
+
+def _communicate_observed(proc, data, others=None):
+    """proc.communicate(data), except that the tool is waited for without being reaped first
+    (waitid WNOWAIT), so its totals (CPU and I/O, its reaped children's included) can be read from
+    its zombie: (stdout, stderr, exited_totals or None). The caller reaps it (proc.wait()). With
+    `others` (guards.OtherRuns), other benchlab runs' tools are looked for every WATCH_INTERVAL_S
+    seconds while the tool runs (a thread), and once at its end."""
+    chunks = {}
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(WATCH_INTERVAL_S):
+            others.watch()
+
+    def drain(name, stream):
+        chunks[name] = stream.read()
+        stream.close()
+
+    def feed():
+        try:
+            if data:
+                proc.stdin.write(data)
+        except (IOError, OSError):
+            pass
+        finally:
+            try:
+                proc.stdin.close()
+            except (IOError, OSError):
+                pass
+
+    threads = [threading.Thread(target=drain, args=('out', proc.stdout)),
+               threading.Thread(target=drain, args=('err', proc.stderr))]
+    if proc.stdin is not None:
+        threads.append(threading.Thread(target=feed))
+    watcher = threading.Thread(target=watch) if others is not None else None
+    for t in threads + ([watcher] if watcher else []):
+        t.daemon = True
+        t.start()
+    tool = None
+    try:
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        tool = exited_totals(proc.pid)
+    except (AttributeError, OSError):
+        pass                              # no waitid (not Linux): the totals stay unknown
+    finally:
+        done.set()
+    if watcher is not None:
+        watcher.join()
+        others.watch()
+    for t in threads:
+        t.join()
+    return chunks.get('out', b''), chunks.get('err', b''), tool

@@ -26,6 +26,7 @@ COMMON_ARGS = dict(
     run_id=dict(type='str'),
     run_key=dict(type='str', no_log=False),
     describe=dict(type='bool', default=False),
+    observe_interval_s=dict(type='float', default=1.0),
 )
 
 

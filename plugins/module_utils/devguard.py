@@ -33,6 +33,8 @@ import struct
 import subprocess
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
+from ansible_collections.benchlab.bench.plugins.module_utils.layers import Sys
+from ansible_collections.benchlab.bench.plugins.module_utils.layers import sorted_listdir as _listdir
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo, unescape_octal
 
 OPTION_DESTRUCTIVE = 'destructive: true'
@@ -85,13 +87,6 @@ def major_minor(path):
 
 
 # ---- sysfs --------------------------------------------------------------------------------------
-
-def _listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
-
 
 def _read(path):
     return read_text(path, '').strip()
@@ -387,6 +382,234 @@ def device_usage(majmin, sysfs='/sys', proc='/proc', resolve=major_minor):
             'partitions': [p['name'] for p in parts], 'problems': problems}
 
 
+# ---- the storage below, and who else reaches it -------------------------------------------------
+
+def _overlaps(a_start, a_end, b_start, b_end):
+    return a_start < b_end and b_start < a_end
+
+
+def _span(start, end):
+    return 'bytes %d-%d' % (start, end - 1) if end > start else 'no bytes'
+
+
+def _loop_span(info, size):
+    """(start, end) of the bytes of its backing file or device a loop device reaches (its size in
+    sysfs already counts its sizelimit; unknown: to the end)."""
+    offset = info.get('offset') or 0
+    return offset, offset + size if size else float('inf')
+
+
+def _reach(majmin, s):
+    """Walk down from device `majmin`: every device and backing file its blocks lie on, with the
+    byte range it covers there: [{kind: 'dev' (key: major:minor) or 'file' (key: the file's
+    (st_dev, inode) on a live system, else its path), key, name, start, end, via (how the written
+    device gets there, for messages), by: 'target', 'partition', 'loop' or 'slave' (below
+    device-mapper, md and DRBD, whose maps sysfs does not show: then the whole device counts)}]."""
+    node = s.node(majmin)
+    name = '/dev/%s' % os.path.basename(node or majmin)
+    out = [dict(kind='dev', key=majmin, name=name, start=0, end=(s.size_bytes(node) if node else 0) or 0, via=name,
+                by='target')]
+    seen = set([('dev', majmin)])
+    i = 0
+    while i < len(out) and len(out) < 64:
+        cur = out[i]
+        i += 1
+        node = s.node(cur['key']) if cur['kind'] == 'dev' else None
+        if node is None:
+            continue
+        start, end, via = cur['start'], cur['end'], cur['via']
+        below = []
+        part = s.partition(node)
+        if part:
+            parent, pstart, _psize = part
+            pname = '/dev/%s' % os.path.basename(parent)
+            below.append(dict(kind='dev', key=s.majmin_of_node(parent), name=pname, start=pstart + start,
+                              end=pstart + end, via='%s, a partition of %s' % (via, pname), by='partition'))
+        elif s.kind(node)[0] == 'loop':
+            info = s.loop_info(node) or {}
+            lo, hi = (info.get('offset') or 0) + start, (info.get('offset') or 0) + end
+            if info.get('backing_majmin'):
+                bnode = s.node(info['backing_majmin'])
+                bname = '/dev/%s' % os.path.basename(bnode) if bnode else info['backing_majmin']
+                below.append(dict(kind='dev', key=info['backing_majmin'], name=bname, start=lo, end=hi, by='loop',
+                                  via='%s, a loop device over %s (%s of it)' % (via, bname, _span(lo, hi))))
+            elif info.get('backing_file'):
+                fname = info['backing_file']
+                below.append(dict(kind='file', key=info.get('backing_id') or fname, name=fname, start=lo, end=hi,
+                                  by='loop', via='%s, a loop device over the file %s (%s of it)' % (
+                                      via, fname, _span(lo, hi))))
+        else:
+            for slave in s.slaves(node):
+                sname = '/dev/%s' % os.path.basename(slave)
+                below.append(dict(kind='dev', key=s.majmin_of_node(slave), name=sname, start=0,
+                                  end=s.size_bytes(slave) or 0, via='%s, which sits on %s' % (via, sname), by='slave'))
+        for entry in below:
+            if entry['key'] and (entry['kind'], entry['key']) not in seen:
+                seen.add((entry['kind'], entry['key']))
+                out.append(entry)
+    return out
+
+
+def _exclusive_busy(name, s):
+    """On a live system: True when /dev/<name> exists and O_EXCL gives EBUSY."""
+    if not s.live:
+        return False
+    path = '/dev/%s' % name
+    if not os.path.exists(path):
+        return False
+    return _exclusive_open_error(path) == errno.EBUSY
+
+
+def _busy_text(name):
+    return ('%s is busy (opened exclusively: a mount in another mount namespace, LVM, md, a program)' % name,
+            'find it with `fuser -vm %s` and release it' % name)
+
+
+def _in_use(majmin, s, ctx, depth=0):
+    """What uses device `majmin` (another device that reaches the storage being written): it is
+    mounted, swap, held or busy, or one of its partitions or a loop device over it is (recursively).
+    [(text, how to release)]."""
+    node = s.node(majmin)
+    if node is None or depth > 8:
+        return []
+    name = '/dev/%s' % os.path.basename(node)
+    found = _direct_use(majmin, node, name, s, ctx, holders=True)
+    if not found and _exclusive_busy(os.path.basename(node), s):
+        found.append(_busy_text(name))
+    for part in s.partitions(node):
+        found.extend(_in_use(s.majmin_of_node(part), s, ctx, depth + 1))
+    for lnode, info in s.loops():
+        if info.get('backing_majmin') == majmin:
+            lname = '/dev/%s' % os.path.basename(lnode)
+            found.extend(('%s (a loop device over %s): %s' % (lname, name, text), how)
+                         for text, how in _in_use(s.majmin_of_node(lnode), s, ctx, depth + 1))
+    return found
+
+
+def _direct_use(majmin, node, name, s, ctx, holders=True, skip_holders=()):
+    """[(text, how)] for device `majmin` itself being mounted, active swap or (unless `holders` is
+    false) held by a holder not in `skip_holders`."""
+    found = []
+    for m in mounts_on([majmin], ctx['mounts']):
+        found.append(('%s is mounted on %s (%s)' % (name, m['mountpoint'], m['fstype']), 'umount %s' % m['mountpoint']))
+    for sw in swaps_on([majmin], ctx['swaps'], ctx['resolve']):
+        found.append(('%s is active swap' % name, 'swapoff %s' % sw['filename']))
+    if holders:
+        for h in holders_of(node, s.sysfs):
+            if h['name'] not in skip_holders:
+                what, how = _holder_text(h)
+                found.append(('%s is held by %s' % (name, what), how))
+    return found
+
+
+def _same_file(info, key):
+    if isinstance(key, tuple):
+        return info.get('backing_id') == key
+    return info.get('backing_file') == key and not info.get('deleted')
+
+
+def _file_users(key, path, s, swaps):
+    """A backing file's other users on a live system: active swap on it, processes with it open
+    (this process left out). [(text, how)]."""
+    found = []
+    if not isinstance(key, tuple) or not s.live:
+        return found
+    for sw in swaps:
+        if sw['type'] == 'file' and s.file_id(sw['filename']) == key:
+            found.append(('the file %s is active swap' % path, 'swapoff %s' % sw['filename']))
+    me = str(os.getpid())
+    for pid in _listdir(s.proc()):
+        if not pid.isdigit() or pid == me:
+            continue
+        fd_dir = s.proc(pid, 'fd')
+        for fd in _listdir(fd_dir):
+            try:
+                st = os.stat(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) == key:
+                comm = read_text(s.proc(pid, 'comm'), '?').strip()
+                found.append(('the file %s is open in process %s (%s)' % (path, pid, comm),
+                              'stop that process or let it close the file'))
+                break
+    return found
+
+
+def _below_problems(entry, node, s, ctx, chain_names):
+    """A device the written blocks lie on (not the written device itself): mounted, swap, held by
+    something outside the chain, or (under a loop device, which claims nothing) busy."""
+    found = _direct_use(entry['key'], node, entry['name'], s, ctx,
+                        holders=entry['by'] != 'slave', skip_holders=chain_names)
+    # below dm/md/DRBD the other holders are that layer's own business (LVM's other volumes);
+    # a partition's disk is claimed by its mounted partitions, dm/md/DRBD claim their devices: only
+    # under a loop device does an exclusive opener mean someone else
+    if entry['by'] == 'loop' and not found and _exclusive_busy(os.path.basename(node), s):
+        found.append(_busy_text(entry['name']))
+    return found
+
+
+def _other_reachers(entry, node, s, ctx, chain):
+    """The OTHER devices that reach the bytes of `entry`: overlapping partitions of a device, loop
+    devices over the same device or file at an overlapping range; [(text, how)] for those in use."""
+    found = []
+    start, end, via = entry['start'], entry['end'], entry['via']
+    if entry['kind'] == 'dev':
+        for part in s.partitions(node):
+            pmm, pinfo = s.majmin_of_node(part), s.partition(part)
+            if pmm in chain or pinfo is None:
+                continue
+            pstart, pend = pinfo[1], pinfo[1] + (pinfo[2] or 0)
+            if _overlaps(start, end, pstart, pend):
+                found.extend(('%s: the partition /dev/%s (%s of %s) overlaps it and is in use: %s' % (
+                    via, os.path.basename(part), _span(pstart, pend), entry['name'], text), how)
+                    for text, how in _in_use(pmm, s, ctx))
+        others = [(n, i) for n, i in s.loops() if i.get('backing_majmin') == entry['key']]
+    else:
+        others = [(n, i) for n, i in s.loops() if _same_file(i, entry['key'])]
+    for lnode, info in others:
+        lmm = s.majmin_of_node(lnode)
+        if lmm in chain:
+            continue
+        lstart, lend = _loop_span(info, s.size_bytes(lnode))
+        if _overlaps(start, end, lstart, lend):
+            found.extend(('%s: /dev/%s reaches the same bytes (a loop device over %s, %s) and is in use: %s' % (
+                via, os.path.basename(lnode), entry['name'], _span(lstart, lend), text), how)
+                for text, how in _in_use(lmm, s, ctx))
+    return found
+
+
+def stack_usage(majmin, sysfs='/sys', proc='/proc', resolve=major_minor):
+    """The problems below device `majmin` and beside it: every device and file its blocks lie on
+    (a partition's disk, a loop device's backing file or device at its offset, recursively, the
+    devices under device-mapper/md/DRBD) that is mounted, swap, held or busy, and every OTHER
+    device that reaches the same bytes (a loop device over the same file or device at an
+    overlapping range, an overlapping partition) that is. [(text, how to release)]."""
+    s = Sys(sysfs=sysfs, proc=proc)
+    ctx = dict(mounts=s.mounts(), swaps=parse_swaps(read_text(s.proc('swaps'))), resolve=resolve)
+    reach = _reach(majmin, s)
+    chain = set(e['key'] for e in reach if e['kind'] == 'dev')
+    chain_names = set(os.path.basename(s.node(c) or '') for c in chain)
+    problems = []
+    for entry in reach:
+        if entry['kind'] == 'file':
+            problems.extend(('%s: %s' % (entry['via'], text), how)
+                            for text, how in _file_users(entry['key'], entry['name'], s, ctx['swaps']))
+            problems.extend(_other_reachers(entry, None, s, ctx, chain))
+            continue
+        node = s.node(entry['key'])
+        if node is None:
+            continue
+        if entry['by'] != 'target':
+            problems.extend(('%s: %s' % (entry['via'], text), how)
+                            for text, how in _below_problems(entry, node, s, ctx, chain_names))
+        problems.extend(_other_reachers(entry, node, s, ctx, chain))
+    out = []
+    for p in problems:
+        if p not in out:
+            out.append(p)
+    return out
+
+
 def _describe(path, name):
     dev = '/dev/%s' % name
     return path if os.path.normpath(path) == dev else '%s (%s)' % (path, dev)
@@ -413,9 +636,10 @@ def check_device_writable(path, destructive, force=False, sysfs='/sys', proc='/p
         raise DeviceGuardError('refusing to %s %s as a block device: it is not one' % (what, path))
     usage = device_usage(mm, sysfs, proc)
     shown = _describe(path, usage['name'])
-    if usage['problems']:
+    problems = usage['problems'] + [p for p in stack_usage(mm, sysfs, proc) if p not in usage['problems']]
+    if problems:
         lines = ['refusing to %s %s: it is in use, and benchlab never writes a device in use:' % (what, shown)]
-        for text, how in usage['problems']:
+        for text, how in problems:
             lines.append('- %s: %s' % (text, how))
         lines.append('Release it first (or choose another device); no option overrides this.')
         raise DeviceGuardError('\n'.join(lines))

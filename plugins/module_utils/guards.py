@@ -19,6 +19,8 @@
   module sleeps until then, last of all, and records how late it was (``start_late_s``; a clock
   behind or a start that came too late shows there, and the analysis checks that the pairs really
   ran together, plugin_utils/measurements.py).
+- `observe_interval_s`: the matrix's methodology.observe_interval_s, carried to the module with the
+  run's guards (module_utils/benchrun.py samples at that interval; 0 turns observation off).
 - `drbd`: set by the bench_run role on a DRBD host: the state of its resources right before the run
   (after waiting for UpToDate), recorded as is; the analysis flags the run when one was not
   UpToDate or resyncing (plugin_utils/traps.py).
@@ -55,15 +57,18 @@ DEFAULTS = {
     'drbd': None,
     'start_at': None,
     'processes': None,
+    'observe_interval_s': None,
 }
 _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct': (int, float), 'quiesce_wait_s': (int, float),
           'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
           'concurrency': (int, type(None)), 'drbd': (list, type(None)),
-          'start_at': (int, float, type(None)), 'processes': (list, type(None))}
+          'start_at': (int, float, type(None)), 'processes': (list, type(None)),
+          'observe_interval_s': (int, float, type(None))}
 
 
 _LISTS = {'drbd': 'a list of DRBD resource states', 'processes': 'a list of process names'}
-_NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'concurrency')
+_NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'observe_interval_s',
+            'concurrency')
 # The mark every tool a benchmark module starts carries in its environment: its run's id
 # (owner_mark). Set by module_utils/benchrun.py, read by OtherRuns.
 OWNER_ENV = 'BENCHLAB_OWNER_RUN'
@@ -91,7 +96,7 @@ def normalize(guards):
             raise GuardError('guards.%s: expected %s, got %r' % (key, kind, value))
         if key == 'processes' and value is not None and not all(isinstance(n, str) and n for n in value):
             raise GuardError('guards.processes: expected %s, got %r' % (_LISTS[key], value))
-        if key in _NUMBERS[:-1] and value < 0:
+        if key in _NUMBERS[:-1] and value is not None and value < 0:
             raise GuardError('guards.%s: must not be negative, got %r' % (key, value))
         if key == 'concurrency' and value is not None and value < 1:
             raise GuardError('guards.concurrency: must be 1 or more, got %r' % (value,))

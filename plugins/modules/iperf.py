@@ -236,6 +236,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
     udp_stream_refused, version_from_output)
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf_server import (
     is_iperf_server, kill_server, server_output, start_server)
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import route_interfaces, shaping_rates
 from ansible_collections.benchlab.bench.plugins.module_utils.procfs import proc_cmdline
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run, tail
@@ -344,7 +345,7 @@ def measure_client(br, argv, p, records_args):
     version = p['version']
     for attempt in range(1, START_ATTEMPTS + 1):
         started = utc_now()
-        res = run(br.module, argv)
+        res = br.observed_call(argv, lambda: run(br.module, argv))
         refused = udp_stream_refused(version, p['udp'], p['parallel'], res.stdout, res.stderr)
         if attempt == START_ATTEMPTS or not refused:
             break
@@ -427,6 +428,10 @@ def client_main(module, p):
                     module.fail_json(msg=err, **br.result)
                 br.result['pid'] = proc.pid
             br.measure(params, warnings, competing=competing_except_own_server(port, p['guards']))
+            if br.observe_interval() > 0:
+                # observed: the interface towards the server, and its shaping rate where tc shows one
+                br.observe_interfaces = route_interfaces(p['server'])
+                br.link_rates = shaping_rates(module, br.observe_interfaces)
             records = measure_client(br, argv, p, records_args)
         finally:
             if proc is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import cell_distributions
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import (
+    evidence_denies_elision, evidence_rates, explain_cell, merge_flags)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import status_of
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (
     ADDITIVE_UNITS, TOGETHER_MIN, duplicate_flag, measurements, together)
@@ -52,7 +54,7 @@ def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None, 
         _flag_cells(bench, measured, plan_cells, environment)
     _flag_zero_elision(out, keys)
     return dict(benchmarks=out, baseline_by=baseline_by or None, overview=overview(out), steps=steps,
-                pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs),
+                pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs) + evidence_rates(runs),
                 correction=correction_part)
 
 
@@ -225,6 +227,9 @@ def _flag_cells(bench, measured, plan_cells, environment):
         dup = duplicate_flag(recs)
         if dup:
             c['flags'].append(dup)
+        # every number explained: the evidence of the runs' observations (plugin_utils/explain.py)
+        c['explained'], evidence = explain_cell(recs)
+        merge_flags(c['flags'], evidence)
 
 
 def _flag_zero_elision(benchmarks, keys):
@@ -232,7 +237,7 @@ def _flag_zero_elision(benchmarks, keys):
         for c in zero['cells']:
             other = next((o for o in real['cells'] if o['cell'] == c['cell']), None)
             flag = zero_elision_flag(c, other, zero['primary'], real['name']) if other else None
-            if flag:
+            if flag and not evidence_denies_elision(c.get('explained')):   # the evidence decides first
                 c['flags'].append(flag)
 
 
@@ -276,7 +281,8 @@ def overview(benchmarks):
                 continue
             row = dict(benchmark=b['name'], cell=c['cell'], baseline=c['baseline_cell'], metric=m, unit=s['unit'],
                        better=s['better'], delta_pct=s.get('delta_pct'), ci_pct=s.get('ci_pct'),
-                       significant=s.get('significant'), worse=s.get('verdict') == 'worse', n=s['n'])
+                       significant=s.get('significant'), worse=s.get('verdict') == 'worse', n=s['n'],
+                       explained=(c.get('explained') or {}).get('line'))
             row.update((k, s.get(k)) for k in VERDICT_FIELDS)
             rows.append(row)
     return rows

@@ -257,6 +257,8 @@ def run_guards(methodology, repetition, warmup=False, concurrency=1):
               'cooldown_s': methodology['cooldown_s'] if repetition > 1 else 0, 'warmup': warmup}
     if concurrency > 1:
         guards['concurrency'] = concurrency
+    if methodology.get('observe_interval_s') is not None:   # the module's default (1 s) otherwise
+        guards['observe_interval_s'] = methodology['observe_interval_s']
     return guards
 
 

@@ -238,7 +238,8 @@ def side_by_side(b):
             s = c['metrics'].get(m)
             entries.append(None if s is None else dict(stat=fmt_stat(s), vs=fmt_vs(s), range=fmt_range(s), summary=s))
         rows.append(dict(metric=m, unit=_unit(b, m), better=_better(b, m), entries=entries))
-    return dict(columns=[c['cell'] for c in cells], notes=[column_note(b, c) for c in cells], rows=rows)
+    return dict(columns=[c['cell'] for c in cells], notes=[column_note(b, c) for c in cells], rows=rows,
+                explained=[(c.get('explained') or {}).get('line') for c in cells])
 
 
 def baseline_text(b):
@@ -601,17 +602,18 @@ def _md_overview(rows):
            'Each cell vs its baseline: the difference of the benchmark\'s main metric in %% with its 95%% CI '
            '(axis ±%.0f %%: │ is no difference, ━ the CI, ● better or worse, ◆ equivalent, ○ inconclusive); '
            'detectable: the smallest difference the run could see; p: raw → corrected.' % scale, '',
-           '| benchmark | cell | vs | metric | Δ %% [95%% CI] | ±%.0f %% | verdict | detectable | test |' % scale,
-           '|---|---|---|---|---:|:---:|---|---:|---|']
+           '| benchmark | cell | vs | metric | Δ %% [95%% CI] | ±%.0f %% | verdict | detectable | test | explained |' % scale,
+           '|---|---|---|---|---:|:---:|---|---:|---|---|']
     for r in rows:
         kind = forest_kind(r)
         verdict = verdict_text(r) or 'no comparison'
         if kind in ('worse', 'better'):
             verdict = '**%s**' % verdict
         plot = '—' if r['delta_pct'] is None else '`%s`' % forest_bar(r, scale)
-        out.append('| %s | %s | %s | %s | %s %s | %s | %s | %s | %s |' % (
+        out.append('| %s | %s | %s | %s | %s %s | %s | %s | %s | %s | %s |' % (
             _md(r['benchmark']), _md(r['cell']), _md(r['baseline']), _md(r['metric']), fmt_delta(r['delta_pct']),
-            fmt_ci_pct(r), plot, verdict, fmt_pct(r.get('mde_pct')), _md(test_text(r)) or '—'))
+            fmt_ci_pct(r), plot, verdict, fmt_pct(r.get('mde_pct')), _md(test_text(r)) or '—',
+            _md(r.get('explained') or '—')))
     return out + ['']
 
 
@@ -671,6 +673,8 @@ def _md_benchmark(part):
         cells = ['—' if e is None else e['stat'] + ((' ' + e['vs']) if e['vs'] else '')
                  + ((' [%s]' % e['range']) if e['range'] else '') for e in r['entries']]
         lines.append('| %s (%s)%s | ' % (_md(r['metric']), _md(r['unit']), _arrow(r['better'])) + ' | '.join(cells) + ' |')
+    if any(t.get('explained') or ()):   # every number explained (plugin_utils/explain.py)
+        lines.append('| explained | ' + ' | '.join(_md(x or '—') for x in t['explained']) + ' |')
     for table in part['tables']:
         lines += ['', '%s (%s):' % (_md(table['title']), _md(table['note'])), '']
         lines += _md_table([h for h, _n in table['columns']], table['rows'], [n for _h, n in table['columns']])

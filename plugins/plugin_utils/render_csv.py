@@ -7,7 +7,11 @@ Columns: run_id, host, tool, tool_version, test, benchmark, cell, counted (False
 started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, flags (the run's
 trap codes, space-separated: plugin_utils/traps.py explains them), tool_value and tool_unit (the
 value in the unit the tool prints where that differs from the record's: bonnie++'s throughputs in
-K/sec; empty otherwise), then one label_<name> column per other label found in the records (sorted).
+K/sec; empty otherwise), the evidence of the run's observation (plugin_utils/explain.py CSV_COLUMNS:
+limited_by and its figure, the first device below the file system and its utilisation, the bytes
+that reached it per byte written and came from it per byte read, the CPU, the tool's CPU, steal,
+the evidence codes; empty for a record without an observation), then one label_<name> column per
+other label found in the records (sorted).
 
 Cells cannot be turned against the spreadsheet that opens the file (CSV/formula injection): a text
 cell whose first character (or first after blanks) is =, +, -, @, a tab or a carriage return gets a
@@ -35,12 +39,13 @@ import math
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL as BONNIE, TOOL_UNIT as BONNIE_UNIT, tool_units as bonnie_units
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import CSV_COLUMNS, record_figures
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import cell_of, counted
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import record_codes
 
 COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',
-           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast', 'flags', 'tool_value', 'tool_unit')
+           'duration_s', 'metric', 'value', 'unit', 'better', 'too_fast', 'flags', 'tool_value', 'tool_unit') + CSV_COLUMNS
 _OWN_LABELS = ('benchmark', 'cell')
 
 
@@ -107,12 +112,12 @@ def render_csv(records, run_id=None):
         head = '%s,%s,%s' % (static, _text(r.get('started')), _text(r.get('duration_s')))
         codes = ' '.join(str(c) for c in record_codes(r))
         flags = ',' + (fields([_text(codes)]) if codes else '')
-        tail = ''
+        tail = ',' + fields([_text(v) for v in record_figures(r)])
         if label_keys:
             lkey = tuple(labels.get(k) for k in label_keys)
             if lkey not in tails:
                 tails[lkey] = ',' + fields([_text(v) for v in lkey])
-            tail = tails[lkey]
+            tail += tails[lkey]
         bonnie = r['tool'] == BONNIE
         for name, m in r['metrics'].items():
             v = m.get('value')

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from html import escape
 
+from ansible_collections.benchlab.bench.plugins.plugin_utils import explain_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain_html import explained_row
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
     ci_half, fmt_ci_pct, fmt_delta, fmt_num, forest_kind, forest_scale, printable, report_contents, sig_mark)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import CSS as CDF_CSS, cdf_chart, cdf_pairs
@@ -206,13 +208,14 @@ def _html_table(heads, rows, numeric, cls):
     return out
 
 
-def render_html(analysis, meta, environment=None, plan=None):
-    """report.html as a string."""
+def render_html(analysis, meta, environment=None, plan=None, series=None):
+    """report.html as a string; `series` {id: the observed time series} (reports.observed_series)
+    gives each cell's charts over its median repetition."""
     k = report_contents(analysis, meta, environment, plan)
     out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            '<title>benchlab report: %s</title>' % _e(k['title']),
-           '<style>%s%s</style></head><body>' % (CSS, CDF_CSS),
+           '<style>%s%s%s</style></head><body>' % (CSS, CDF_CSS, explain_html.CSS),
            '<h1>benchlab report: %s</h1>' % _e(k['title']),
            '<table class="header">']
     for key, value in k['header']:
@@ -229,11 +232,12 @@ def render_html(analysis, meta, environment=None, plan=None):
                    'blue: equivalent; hollow grey: inconclusive. The last figure is the smallest difference the run '
                    'could detect.</p>')
         out.append(forest(k['overview']))
+        out.extend(explain_html.overview_list(k['overview']))
         out.append('</section>')
     out.extend(_html_views(k))
     out.extend(_html_environment(k['environment']))
     for n, part in enumerate(k['benchmarks']):
-        out.extend(_html_benchmark(n, part))
+        out.extend(_html_benchmark(n, part, series))
     out.extend(_html_tail(k))
     out.append('</body></html>\n')
     return '\n'.join(out)
@@ -290,7 +294,7 @@ def _html_environment(env):
     return out
 
 
-def _html_benchmark(n, part):
+def _html_benchmark(n, part, series=None):
     b, t = part['bench'], part['table']
     versions = ', '.join(b['tool_versions'])
     out = ['<section class="bench" id="bench-%d"><h2>%s</h2>' % (n, _e(b['name'])),
@@ -302,7 +306,7 @@ def _html_benchmark(n, part):
         arrow = {'higher': ' ↑', 'lower': ' ↓'}.get(r['better'], '')
         out.append('<tr><th>%s <span class="muted">(%s)%s</span></th>%s</tr>' % (
             _e(r['metric']), _e(r['unit']), arrow, ''.join(_entry(e) for e in r['entries'])))
-    out.append('</table>')
+    out.append(explained_row(t) + '</table>')
     for table in part['tables']:
         out.append('<h3>%s</h3><p class="muted">%s</p>' % (_e(table['title']), _e(table['note'])))
         out.extend(_html_table([h for h, _n in table['columns']], table['rows'], [num for _h, num in table['columns']],
@@ -317,6 +321,7 @@ def _html_benchmark(n, part):
     pairs = cdf_pairs(b)
     if pairs:
         out.append('<div class="charts cdfs">%s</div>' % ''.join(cdf_chart(c, base, name, _e) for c, base, name in pairs))
+    out.extend(explain_html.observed_section(b, series))
     return out + _html_notes(part) + ['</section>']
 
 

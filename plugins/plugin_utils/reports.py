@@ -72,6 +72,21 @@ def results_problems(doc):
     return validation_problems(doc)
 
 
+def observed_series(rundir, doc):
+    """{series id: series} of each cell's median repetition (analysis cells' explained.median_series),
+    read from the run directory's observed/ (rundir.read_series); missing ones are left out."""
+    out = {}
+    read = getattr(rundir, 'read_series', None)
+    for b in (doc.get('analysis') or {}).get('benchmarks') or []:
+        for c in b.get('cells') or []:
+            sid = (c.get('explained') or {}).get('median_series')
+            if sid and sid not in out and read is not None:
+                data = read(sid)
+                if isinstance(data, dict):
+                    out[sid] = data
+    return out
+
+
 def write_reports(rundir, doc, errors=None, skip=()):
     """Write results.json, results.csv, report.md and report.html into rundir (a RunDir); return
     {name: path}.
@@ -85,7 +100,7 @@ def write_reports(rundir, doc, errors=None, skip=()):
         ('results.json', lambda: results_json(doc)),
         ('results.csv', lambda: render_csv(doc.get('records') or [], doc.get('run_id'))),
         ('report.md', lambda: render_markdown(doc['analysis'], meta, env, plan)),
-        ('report.html', lambda: render_html(doc['analysis'], meta, env, plan)),
+        ('report.html', lambda: render_html(doc['analysis'], meta, env, plan, series=observed_series(rundir, doc))),
         ('pivot.csv', lambda: render_pivot_csv(doc['analysis'])),   # only with pivots (None otherwise)
         ('summary.csv', lambda: render_summary_csv(doc['analysis'], charted_metric)),
         ('distributions.csv', lambda: render_distributions_csv(doc['analysis'], csv_text)),   # None without any

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import errno
 import fcntl
+import gzip
 import json
 import os
 import socket
@@ -198,6 +199,11 @@ def new_run_id(now=None):
     return now.strftime('%Y%m%dT%H%M%SZ') + '-' + secrets.token_hex(3)
 
 
+OBSERVED_DIR = 'observed'
+SERIES_ID_RE = re.compile(r'[0-9a-f]{12}')
+MAX_SERIES_BYTES = 32 * 1024 * 1024
+
+
 class RunDir(object):
     """One run's directory, created (0700) on first use."""
 
@@ -258,6 +264,41 @@ class RunDir(object):
 
     def write_json(self, name, obj):
         return self.write_text(name, json.dumps(obj, indent=2, sort_keys=True) + '\n')
+
+    def write_series(self, series_id, series):
+        """A run's observed time series (module_utils/observe.py series) as observed/<id>.json.gz,
+        written whole (temp file, fsync, rename). The id is the record's observed.series: 12 hex
+        digits, anything else is refused (ValueError), so a target cannot name a path."""
+        if not isinstance(series_id, str) or not SERIES_ID_RE.fullmatch(series_id):
+            raise ValueError('observed series id %r: expected 12 hex digits' % (series_id,))
+        directory = os.path.join(self.ensure(), OBSERVED_DIR)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        path = os.path.join(directory, '%s.json.gz' % series_id)
+        tmp = path + '.tmp'
+        data = gzip.compress(json.dumps(series, sort_keys=True, separators=(',', ':')).encode('utf-8'))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        fsync_dir(directory)
+        return path
+
+    def read_series(self, series_id, limit=MAX_SERIES_BYTES):
+        """The series stored by write_series, or None (missing, unreadable, too large)."""
+        if not isinstance(series_id, str) or not SERIES_ID_RE.fullmatch(series_id):
+            return None
+        path = os.path.join(self.path, OBSERVED_DIR, '%s.json.gz' % series_id)
+        try:
+            with gzip.open(path, 'rb') as f:
+                data = f.read(limit + 1)
+            if len(data) > limit:
+                return None
+            return json.loads(data.decode('utf-8'))
+        except (OSError, IOError, ValueError, EOFError):
+            return None
 
     def link_latest(self):
         link = os.path.join(self.base, 'latest')

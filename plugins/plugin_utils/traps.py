@@ -8,7 +8,9 @@ analysis and every renderer (md, html, csv, terminal, json) take them from here.
 cell is {code, message}: the code for machines, a one-line message for people.
 
 Codes a target puts on its record (``flags``; module_utils/trapcodes.py): below_2x_ram, zero_data,
-not_quiet, source_on_test_storage, unsafe_options. Codes the analysis finds: faster_than_baseline, too_fast,
+not_quiet, source_on_test_storage, unsafe_options. Codes decided from the evidence of a run's observation
+(plugin_utils/explain.py): writes_elided, write_amplified, served_from_cache, device_bound, cpu_bound,
+link_bound, steal, host_busy. Codes the analysis finds: faster_than_baseline, too_fast,
 cpu_bound, drbd_not_uptodate, gate_not_met, zero_elision (zeros significantly faster than real data
 in the same cell, the ploop trap), duplicate_runs (measurements.py) and regression (regress.py).
 Records written before the codes existed have no ``flags``: ``record_codes`` derives them from their
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
-    BELOW_2X_RAM, NOT_QUIET, SOURCE_ON_TEST_STORAGE, UNSAFE_OPTIONS, ZERO_DATA, record_flags)
+    BELOW_2X_RAM, DEVICE_BOUND, HOST_BUSY, LINK_BOUND, NOT_QUIET, SERVED_FROM_CACHE, SOURCE_ON_TEST_STORAGE, STEAL,
+    UNSAFE_OPTIONS, WRITE_AMPLIFIED, WRITES_ELIDED, ZERO_DATA, record_flags)
 
 # Found by the analysis on runs meant to run at once (plugin_utils/measurements.py).
 NOT_TOGETHER = 'not_together'
@@ -36,7 +39,29 @@ VOCABULARY = {
         'cell expected_faster if it is faster by design (tmpfs).')),
     'too_fast': ('too fast to measure', 'bonnie++ printed +++++: the test finished too quickly to measure. '
                                         'Use a larger -s / -n.'),
-    'cpu_bound': ('CPU-bound', 'The per-character tests ran at >= 90% CPU: they measure the CPU, not the storage.'),
+    'cpu_bound': ('CPU-bound', (
+        'The tool used 90 % or more of a core (or all cores were 90 % busy, mostly with it), as observed during '
+        'the run, or bonnie++\'s per-character tests ran at >= 90% CPU: the number measures the CPU, not the '
+        'storage or the network.')),
+    WRITES_ELIDED: ('writes elided', (
+        'Observed: the first device below the file system received less than half of the bytes the tool wrote, '
+        'and the rest was not waiting in the page cache. The storage skipped zero blocks, compressed or '
+        'deduplicated them (ploop, thin volumes, btrfs/zfs compression): the throughput is not the disk\'s.')),
+    WRITE_AMPLIFIED: ('write amplified', (
+        'Observed: the first device below the file system received more than 1.5 times the bytes the tool wrote '
+        '(journal, DRBD meta-data, thin or qcow2 allocation, RAID): the factor is the layer\'s cost.')),
+    SERVED_FROM_CACHE: ('served from cache', (
+        'Observed: a read whose devices delivered less than a tenth of the bytes the tool read. The page cache '
+        '(of this machine or a hypervisor below) served it: the number is memory\'s, not the storage\'s. Drop '
+        'the caches, or read more than twice the RAM.')),
+    DEVICE_BOUND: ('device-bound', 'Observed: a device layer was 90 % busy or more: the number is that '
+                                   'device\'s limit (the deepest busy layer holds up those above it).'),
+    LINK_BOUND: ('link-bound', 'Observed: a network interface in the path carried 90 % or more of its known '
+                               'speed or shaping rate: the number is the link\'s limit.'),
+    STEAL: ('CPU steal', 'Observed: 5 % or more of the CPU time was stolen by the hypervisor (other guests or '
+                         'the host were busy): the number includes the competition below.'),
+    HOST_BUSY: ('hypervisor host busy', 'Observed on the hypervisor host at the same time: its CPUs or a disk the '
+                                        'guest does not use were 90 % busy with other work.'),
     BELOW_2X_RAM: ('data set below 2x RAM', 'The data set is smaller than twice the RAM: the page cache may serve '
                                             'it and inflate the numbers.'),
     'drbd_not_uptodate': ('DRBD not UpToDate', 'DRBD was not UpToDate (or was resyncing) while the cell ran: '

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -49,9 +50,12 @@ def sh(*argv):
     return subprocess.run(list(argv), capture_output=True, text=True, check=True).stdout.strip()
 
 
-def sha256(dev):
-    """sha256 of the whole device read with O_DIRECT: what is on it, not what a cache remembers."""
-    out = subprocess.run(['dd', 'if=%s' % dev, 'iflag=direct', 'bs=1M', 'status=none'], stdout=subprocess.PIPE,
+def sha256(path):
+    """sha256 of a whole block device read with O_DIRECT (what is on it, not what a cache remembers),
+    or of a file."""
+    if not stat.S_ISBLK(os.stat(path).st_mode):
+        return file_sha256(path)
+    out = subprocess.run(['dd', 'if=%s' % path, 'iflag=direct', 'bs=1M', 'status=none'], stdout=subprocess.PIPE,
                          check=True).stdout
     return hashlib.sha256(out).hexdigest()
 
@@ -135,10 +139,10 @@ class Loop:
 
 @pytest.fixture
 def loop():
-    """make(size, random) -> Loop; all closed at the end, also on failure."""
+    """make(size=64 MiB, random=False) -> Loop; all closed at the end, also on failure."""
     made = []
 
-    def make(size=32 * MiB, random=False):
+    def make(size=64 * MiB, random=False):
         lo = Loop(size, random)
         made.append(lo)
         return lo

@@ -490,3 +490,51 @@ def test_latency_cdf_over_its_baseline_in_chromium(small_run, tmp_path):
     assert len(png_colours(shot)) > 8
     errors = [e for e in browser.events if e.get('method') == 'Runtime.exceptionThrown']
     assert errors == []
+
+
+# -- every number explained: the observed parts on a page Chromium lays out ----------------------
+
+OBSERVED_PROBE = """JSON.stringify((() => {
+  const drawn = e => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().height > 0;
+  return {
+    stacks: document.querySelectorAll('svg.stack').length,
+    stackBoxes: Array.from(document.querySelectorAll('svg.stack rect.layer')).filter(drawn).length,
+    series: Array.from(document.querySelectorAll('svg.series')).filter(drawn).length,
+    lines: Array.from(document.querySelectorAll('svg.series polyline')).filter(
+      p => p.getBoundingClientRect().width > 0 || p.getBoundingClientRect().height > 0).length,
+    explainedRows: Array.from(document.querySelectorAll('tr.explained')).filter(drawn).length,
+    explainedCells: Array.from(document.querySelectorAll('td.explained')).map(td => td.textContent),
+    overview: Array.from(document.querySelectorAll('#overview-explained li')).map(li => li.textContent)};
+})())"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_observed_stack_and_series_render_in_chromium(small_run, tmp_path):
+    """The same real run: every record observed; per benchmark and cell the layer stack and the
+    charts of the median repetition (from observed/<id>.json.gz), the explained lines in the
+    overview and the side-by-side tables, laid out by Chromium without an error."""
+    rundir, _proc = small_run
+    results, _jsonl = load_run(rundir)
+    cells = [c for b in results['analysis']['benchmarks'] for c in b['cells']]
+    assert len(cells) == 4 and all(c['explained']['observed'] == c['n'] == 2 for c in cells)
+    stored = sorted(p.name for p in (rundir / 'observed').iterdir())
+    assert stored == sorted('%s.json.gz' % r['observed']['series'] for r in results['records'])
+    rows = list(csv.DictReader(io.StringIO((rundir / 'results.csv').read_text())))
+    assert all(r['limited_by'] for r in rows) and all(r['cpu_busy_pct'] for r in rows)
+    browser = Browser(tmp_path / 'obs-chromium-profile')
+    try:
+        session = _load(browser, rundir / 'report.html')
+        dom = json.loads(browser.send('Runtime.evaluate', {'returnByValue': True, 'expression': OBSERVED_PROBE},
+                                      session=session)['result']['value'])
+    finally:
+        browser.close()
+    # path, file system and disk under /var/tmp; path and file system on the tmpfs
+    assert dom['stacks'] == 4 and dom['stackBoxes'] == 2 * 3 + 2 * 2, dom
+    # per cell a CPU chart, and a device chart where the path has a block device (rootfs; not tmpfs)
+    assert dom['series'] == 4 + 2 and dom['lines'] >= 4 + 2, dom
+    assert dom['explainedRows'] == 2 and len(dom['explainedCells']) == 4
+    assert all(text.startswith(('limited by', 'nothing saturated')) for text in dom['explainedCells']), dom
+    assert len(dom['overview']) == 2 and all(' · host-tmpfs: ' in t for t in dom['overview']), dom
+    errors = [e for e in browser.events if e.get('method') == 'Runtime.exceptionThrown'
+              or (e.get('method') == 'Runtime.consoleAPICalled' and e['params'].get('type') in ('error', 'assert'))]
+    assert errors == []

@@ -1,0 +1,251 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r'''
+---
+module: observe
+short_description: Observe a machine for a window of time that other tasks agree on
+version_added: 0.3.0
+description:
+  - Samples what a machine does from an agreed start until a stop, with a sampler of its own, for a
+    machine that runs no benchmark itself but holds what one measures (the hypervisor host under a
+    guest, a DRBD peer). The benchmark modules observe their own runs (their C(observe_interval_s)
+    option); this module observes the same kind of figures for a window that other tasks decide.
+  - O(state=started) resolves the layer stack of each of O(paths) (block devices down to the disks,
+    through partitions, loop devices and their backing files, device-mapper, md, DRBD), makes an owned
+    state directory C(<parent>/benchlab-observe-<random>/) with the benchlab owner marker (O(run_id),
+    O(run_key)), and starts a detached sampler process recorded in that marker. The sampler takes its
+    first sample at O(start_at) (or at once) and one every O(interval_s) until it is stopped or
+    O(max_s) has passed.
+  - O(state=stopped) stops the sampler of O(id) (only the process recorded in that directory's marker,
+    while it still has its recorded start time), which takes its last sample right then, and returns
+    the summary (the shape of a record's C(observed)) and the time series (C(bench_observed)), then
+    removes the state directory unless O(keep). A directory without benchlab's marker, of another run
+    id or run key, is refused.
+author:
+  - benchlab.bench maintainers (@benchlab)
+options:
+  state:
+    description: Start the sampler, or stop it and return what it saw.
+    type: str
+    choices: [started, stopped]
+    required: true
+  paths:
+    description:
+      - Paths or block devices whose layer stacks are watched (with O(state=started)).
+    type: list
+    elements: path
+    default: []
+  interfaces:
+    description: Network interfaces to watch (bytes, packets, drops), such as a DRBD replication link.
+    type: list
+    elements: str
+    default: []
+  interval_s:
+    description: Seconds between samples.
+    type: float
+    default: 1.0
+  start_at:
+    description:
+      - The agreed start (Unix time in seconds); the sampler waits until then. Default at once.
+    type: float
+  max_s:
+    description: The sampler stops by itself after this many seconds (a stop that never comes).
+    type: float
+    default: 3600
+  parent:
+    description: The directory the owned state directory is made in.
+    type: path
+    default: /var/tmp
+  id:
+    description: The state directory O(state=started) returned (C(observe_id)); required with O(state=stopped).
+    type: path
+  run_id:
+    description: The run id written into the owner marker; O(state=stopped) must name the same.
+    type: str
+    required: true
+  run_key:
+    description: The run key written into the owner marker; O(state=stopped) must name the same.
+    type: str
+  keep:
+    description: Keep the state directory (its samples) after the stop.
+    type: bool
+    default: false
+notes:
+  - Reads /proc and sysfs only; root is needed for the loop devices' backing files of other users.
+attributes:
+  check_mode:
+    support: full
+    description: Starts and stops nothing; says what it would watch.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+'''
+
+EXAMPLES = r'''
+- name: Observe the hypervisor host while the guest runs its benchmark
+  benchlab.bench.observe:
+    state: started
+    paths: [/var/lib/libvirt/images]
+    start_at: "{{ agreed_start }}"
+    run_id: "{{ bench_run_id }}"
+  delegate_to: kvm-host-1
+  register: host_observer
+
+- name: Stop it and keep what it saw
+  benchlab.bench.observe:
+    state: stopped
+    id: "{{ host_observer.observe_id }}"
+    run_id: "{{ bench_run_id }}"
+  delegate_to: kvm-host-1
+  register: host_observed
+# host_observed.observed ->
+#   {interval_s: 1.0, samples: 31, window_s: 30.2,
+#    devices: [{name: vdb, kind: disk, layer: 2, read_bytes: 0, write_bytes: 536870912,
+#               util_pct_mean: 97.1, util_pct_max: 100, await_ms: 4.2, ...}],
+#    cpu: {busy_pct_mean: 31.0, max_core_pct: 62.0, iowait_pct: 12.0, steal_pct: 0.0, ...},
+#    memory: {...}, psi: {...}, net: [...], missing: []}
+'''
+
+RETURN = r'''
+observe_id:
+  description: The owned state directory of the sampler (pass it as O(id) to stop it).
+  returned: with state=started
+  type: str
+pid:
+  description: The sampler's process id.
+  returned: with state=started, not in check mode
+  type: int
+layers:
+  description: The layer stacks watched (module_utils/layers.py).
+  returned: with state=started
+  type: list
+  elements: dict
+observed:
+  description: What the machine did in the window, in the shape of a record's C(observed) (without a tool).
+  returned: with state=stopped, when the sampler took two samples or more
+  type: dict
+bench_observed:
+  description: The window's time series, by series id (the report callback stores them).
+  returned: with state=stopped, when observed is returned
+  type: dict
+signalled:
+  description: The processes the stop signalled ([{pid, signal}]).
+  returned: with state=stopped
+  type: list
+  elements: dict
+'''
+
+import json
+import os
+import sys
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
+    STATE_FILE, Observer, read_samples, sampler_loop, summarize_samples, target_layers)
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
+    PREFIX, create_workdir, marker_matches, proc_start_time, read_marker, remove_tree, stop_recorded, update_marker)
+
+TOOL = 'observe'
+
+
+def _detach(workdir, state):
+    """Fork the sampler: a session of its own, stdio on /dev/null (Ansible waits for the module's
+    output to close), then sampler_loop until it is stopped. Returns its pid in the parent."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.chdir(workdir)
+        sampler_loop(workdir, state)
+    finally:
+        os._exit(0)
+
+
+def start(module, p):
+    layers = []
+    for path in p['paths']:
+        if not os.path.exists(path):
+            module.fail_json(msg='paths: %s does not exist' % path)
+        layers.extend(target_layers(path))
+    if p['interval_s'] <= 0 or p['max_s'] <= 0:
+        module.fail_json(msg='interval_s and max_s must be greater than zero')
+    if not os.path.isdir(p['parent']):
+        module.fail_json(msg='parent: %s is not a directory' % p['parent'])
+    probe = Observer(0, layers, interfaces=p['interfaces'])
+    probe.start()
+    state = {'interval_s': p['interval_s'], 'layers': layers, 'interfaces': p['interfaces'], 'link_rates': {},
+             'start_at': p['start_at'], 'max_s': p['max_s'], 'missing': probe.missing_sources()}
+    if module.check_mode:
+        module.exit_json(changed=False, observe_id=os.path.join(p['parent'], '%s%s-XXXXXX' % (PREFIX, TOOL)),
+                         layers=layers, missing=state['missing'])
+    workdir = create_workdir(p['parent'], TOOL, run_id=p['run_id'], run_key=p['run_key'], keep=p['keep'])
+    with open(os.path.join(workdir, STATE_FILE), 'w') as f:
+        json.dump(state, f)
+    sys.stdout.flush()
+    pid = _detach(workdir, state)
+    update_marker(workdir, pgid=pid, pid_start=proc_start_time(pid))
+    module.exit_json(changed=True, observe_id=workdir, pid=pid, layers=layers, missing=state['missing'])
+
+
+def stop(module, p):
+    workdir = p['id']
+    if not workdir:
+        module.fail_json(msg='id is required with state=stopped (the observe_id state=started returned)')
+    real = os.path.realpath(workdir)
+    if not os.path.basename(real).startswith('%s%s-' % (PREFIX, TOOL)) or not os.path.isdir(real):
+        module.fail_json(msg='id: %s is no benchlab observe state directory' % workdir)
+    doc, reason = read_marker(real)
+    if doc is None or not marker_matches(doc, p['run_id'], p['run_key']):
+        module.fail_json(msg='id: %s has no benchlab owner marker of run id %r and run key %r (%s): not ours, left '
+                             'alone' % (workdir, p['run_id'], p['run_key'], reason or 'another run\'s marker'))
+    if module.check_mode:
+        module.exit_json(changed=False)
+    signalled = stop_recorded(doc.get('pgid'), doc.get('pid_start'), grace=5.0)
+    try:
+        with open(os.path.join(real, STATE_FILE)) as f:
+            state = json.load(f)
+    except (IOError, OSError, ValueError) as e:
+        module.fail_json(msg='id: %s: cannot read its state (%s)' % (workdir, e), signalled=signalled)
+    observed, series = summarize_samples(read_samples(real), state)
+    if not p['keep']:
+        remove_tree(real)
+    result = dict(changed=True, signalled=signalled)
+    if observed is not None:
+        series_id = os.urandom(6).hex()
+        observed['series'] = series_id
+        result.update(observed=observed, bench_observed={series_id: series})
+    else:
+        result['msg'] = 'the sampler took fewer than two samples (stopped before start_at?): nothing to summarize'
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(
+        state=dict(type='str', choices=['started', 'stopped'], required=True),
+        paths=dict(type='list', elements='path', default=[]),
+        interfaces=dict(type='list', elements='str', default=[]),
+        interval_s=dict(type='float', default=1.0),
+        start_at=dict(type='float'),
+        max_s=dict(type='float', default=3600),
+        parent=dict(type='path', default='/var/tmp'),
+        id=dict(type='path'),
+        run_id=dict(type='str', required=True),
+        run_key=dict(type='str', no_log=False),
+        keep=dict(type='bool', default=False),
+    ), supports_check_mode=True)
+    p = module.params
+    if p['state'] == 'started':
+        start(module, p)
+    stop(module, p)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,408 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every number explained: verdicts from the evidence of each run's observation (the record's
+``observed``, module_utils/observe.py), per run and per cell, and the one "explained" line the
+reports show for every cell.
+
+Per run (``run_verdicts``), each with its figures:
+
+- ``writes_elided``: the first device layer below the file system received less than half of the
+  bytes the tool wrote (its /proc/<pid>/io write_bytes less what it cancelled), and the rest is not
+  waiting in the page cache (Dirty + Writeback at the end): zero blocks skipped, compression, dedup;
+- ``write_amplified``: more than 1.5 times them (journal, DRBD meta-data, thin/qcow2 allocation, RAID);
+- ``served_from_cache``: a read (dd's read test, or a record with read figures and none for writes,
+  whose tool made storage write less than a tenth of what it read) whose first device delivered
+  less than a tenth of the bytes the tool read;
+- ``device_bound``: a device layer >= 90 % busy; ``cpu_bound``: the tool >= 90 % of a core (or its
+  main thread on a CPU or waiting for one >= 90 % of the window: a CPU-bound thread that others
+  kept from a whole core), or all cores >= 90 % busy mostly with the tool; ``link_bound``: an interface at >= 90 % of its known speed
+  or shaping rate; ``steal``: >= 5 % of the CPU time stolen;
+- ``host_busy``: the hypervisor host (``observed.host``, sampled there at the same time) >= 90 %
+  busy with work that is not the guest's, or one of its devices the guest does not use >= 90 % busy.
+
+Per cell (``explain_cell``): the limiter most repetitions agree on (the record's ``limited_by``),
+the median of each figure over the runs that agree, each verdict with the number of runs it fired
+in, and the line. A record with observations decides from evidence first: the inference trap
+``zero_elision`` (zeros faster than real data) stays quiet when the observation shows the zeros
+reached the device (``evidence_denies_elision``).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import SATURATED_PCT, limited_by, link_util
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
+    CPU_BOUND, DEVICE_BOUND, EVIDENCE_CODES, HOST_BUSY, LINK_BOUND, SERVED_FROM_CACHE, STEAL, WRITE_AMPLIFIED,
+    WRITES_ELIDED)
+
+ELIDED_BELOW = 0.5
+AMPLIFIED_ABOVE = 1.5
+CACHE_BELOW = 0.1
+STEAL_PCT = 5.0
+MIN_BYTES = 1024 * 1024          # below this the tool moved too little to judge bytes per byte
+NOT_OBSERVED = 'not observed'
+
+
+def _fmt(x, digits=2):
+    return ('%.' + str(digits) + 'f') % x
+
+
+def _pct(x):
+    return '%.0f %%' % x if x >= 9.5 else '%.1f %%' % x
+
+
+# ---- one run -----------------------------------------------------------------------------------
+
+def _first_device(observed):
+    """The device layer closest to the tool (the one right under its file system), or None."""
+    devices = [d for d in observed.get('devices') or [] if isinstance(d.get('layer'), int)]
+    return min(devices, key=lambda d: d['layer']) if devices else None
+
+
+def write_figures(observed):
+    """(tool bytes written, device, bytes it received) or None when the run wrote too little or
+    the tool's I/O is unknown."""
+    tool = observed.get('tool') or {}
+    dev = _first_device(observed)
+    if dev is None or 'write_bytes' not in tool:
+        return None
+    written = tool['write_bytes'] - tool.get('cancelled_write_bytes', 0)
+    if written < MIN_BYTES:
+        return None
+    return written, dev, dev['write_bytes']
+
+
+def read_figures(observed):
+    """(tool bytes read, device, bytes it delivered) for a read: the tool read at least MIN_BYTES
+    and made storage write less than a tenth of that; else None."""
+    tool = observed.get('tool') or {}
+    dev = _first_device(observed)
+    if dev is None or 'rchar' not in tool:
+        return None
+    read = tool['rchar']
+    if read < MIN_BYTES or tool.get('write_bytes', 0) >= CACHE_BELOW * read:
+        return None
+    return read, dev, dev['read_bytes']
+
+
+def is_read(rec):
+    """Whether a record measured reads of the storage (dd's read test; a tool whose record has read
+    figures and no write figures): only then is what its tool read a read of the storage (a write
+    test reads its source from /dev/urandom or a tmpfs)."""
+    if rec.get('tool') == 'dd':
+        return rec.get('test') == 'read'
+    metrics = rec.get('metrics') or {}
+
+    def moved(prefix):
+        return any(k.startswith(prefix) and (m.get('value') or 0) > 0 for k, m in metrics.items() if isinstance(m, dict))
+    return moved('read_') and not moved('write_')
+
+
+def _pending(observed):
+    mem = observed.get('memory') or {}
+    return (mem.get('dirty_end_bytes') or 0) + (mem.get('writeback_end_bytes') or 0)
+
+
+def _verdict(code, message, figure, unit, name=None):
+    v = {'code': code, 'message': message, 'figure': figure, 'unit': unit}
+    if name:
+        v['name'] = name
+    return v
+
+
+def run_verdicts(rec):
+    """The evidence verdicts of one record: [{code, message, figure, unit, name}] (empty without
+    an observation)."""
+    obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else None
+    if not obs:
+        return []
+    out = []
+    w = write_figures(obs)
+    if w:
+        written, dev, reached = w
+        ratio = reached / float(written)
+        if ratio < ELIDED_BELOW and reached + _pending(obs) < ELIDED_BELOW * written:
+            out.append(_verdict(WRITES_ELIDED, '%s bytes reached %s per byte written: the storage skipped or '
+                                               'compressed them' % (_fmt(ratio), dev['name']), ratio, 'bytes/byte',
+                                dev['name']))
+        elif ratio > AMPLIFIED_ABOVE:
+            out.append(_verdict(WRITE_AMPLIFIED, '%s bytes reached %s per byte written (%.1fx: journal, meta-data, '
+                                                 'allocation or RAID)' % (_fmt(ratio), dev['name'], ratio),
+                                ratio, 'bytes/byte', dev['name']))
+    r = read_figures(obs) if is_read(rec) else None
+    if r:
+        read, dev, delivered = r
+        ratio = delivered / float(read)
+        if ratio < CACHE_BELOW:
+            out.append(_verdict(SERVED_FROM_CACHE, '%s bytes came from %s per byte read: served from the page cache'
+                                % (_fmt(ratio), dev['name']), ratio, 'bytes/byte', dev['name']))
+    busy = [d for d in obs.get('devices') or [] if (d.get('util_pct_mean') or 0) >= SATURATED_PCT]
+    if busy:
+        d = max(busy, key=lambda x: (x.get('layer', 0), x['util_pct_mean']))
+        wait = ', %s ms per I/O' % _fmt(d['await_ms']) if d.get('await_ms') is not None else ''
+        out.append(_verdict(DEVICE_BOUND, '%s %s busy%s' % (d['name'], _pct(d['util_pct_mean']), wait),
+                            d['util_pct_mean'], '%', d['name']))
+    cpu = obs.get('cpu') or {}
+    tool_pct, all_pct, cores = cpu.get('tool_cpu_pct'), cpu.get('busy_pct_mean'), cpu.get('cores') or 1
+    runnable = cpu.get('tool_runnable_pct')
+    if tool_pct is not None and SATURATED_PCT <= tool_pct <= 110.0:    # one thread at a core's limit
+        out.append(_verdict(CPU_BOUND, 'the tool used %s of a core' % _pct(tool_pct), tool_pct, '%', 'tool'))
+    elif tool_pct is not None and tool_pct <= 110.0 and (runnable or 0) >= SATURATED_PCT:
+        # a CPU-bound thread on a machine where others took part of the CPU
+        out.append(_verdict(CPU_BOUND, 'the tool was on a CPU or waiting for one %s of the time (it got %s of a '
+                                       'core)' % (_pct(runnable), _pct(tool_pct)), runnable, '%', 'tool'))
+    elif all_pct is not None and all_pct >= SATURATED_PCT and tool_pct is not None and tool_pct / cores >= all_pct / 2:
+        out.append(_verdict(CPU_BOUND, 'all %d cores %s busy, mostly with the tool' % (cores, _pct(all_pct)),
+                            all_pct, '%', 'all cores'))
+    for n in obs.get('net') or []:
+        util = link_util(n)
+        if (util or 0) >= SATURATED_PCT:
+            limit = min(x for x in (n.get('speed_mbit'), n.get('rate_mbit')) if x)
+            rate = n.get('mbit_active') if n.get('util_pct_active') is not None else n.get('mbit_mean')
+            out.append(_verdict(LINK_BOUND, '%s at %s of %s Mbit/s (%s)' % (
+                n['name'], _fmt(rate or 0, 1), _fmt(limit, 0), _pct(util)), util, '%', n['name']))
+    if (cpu.get('steal_pct') or 0) >= STEAL_PCT:
+        out.append(_verdict(STEAL, '%s of the CPU time stolen by the hypervisor' % _pct(cpu['steal_pct']),
+                            cpu['steal_pct'], '%'))
+    host = host_verdict(obs)
+    if host:
+        out.append(host)
+    return out
+
+
+def host_verdict(obs):
+    """host_busy from the host's observation made at the same time (``observed.host``: its cpu
+    {busy_pct_mean, guest_pct: the guest's own share of it}, its devices, and the names of the
+    devices that hold the guest's storage, ``guest_devices``), or None."""
+    host = obs.get('host') if isinstance(obs.get('host'), dict) else None
+    if not host:
+        return None
+    cpu = host.get('cpu') or {}
+    other = (cpu.get('busy_pct_mean') or 0) - (cpu.get('guest_pct') or 0)
+    if other >= SATURATED_PCT:
+        return _verdict(HOST_BUSY, 'the host\'s CPUs %s busy with other work than this guest' % _pct(other), other,
+                        '%', host.get('name'))
+    mine = set(host.get('guest_devices') or ())
+    for d in host.get('devices') or []:
+        if d['name'] not in mine and (d.get('util_pct_mean') or 0) >= SATURATED_PCT:
+            return _verdict(HOST_BUSY, 'the host\'s %s %s busy with other work than this guest' % (
+                d['name'], _pct(d['util_pct_mean'])), d['util_pct_mean'], '%', d['name'])
+    return None
+
+
+def run_limiter(rec):
+    """The record's limited_by (what the target decided), else decided from its observation."""
+    if isinstance(rec.get('limited_by'), dict):
+        return rec['limited_by']
+    return limited_by(rec.get('observed')) if isinstance(rec.get('observed'), dict) else None
+
+
+def evidence_rates(runs):
+    """[{code, title, flagged, runs, fraction}] of the evidence codes over the runs that were
+    observed (the shape of traps.trap_rates); [] when no run was."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import title
+    observed = [r for r in runs if isinstance(r.get('observed'), dict)]
+    if not observed:
+        return []
+    codes = [set(v['code'] for v in run_verdicts(r)) for r in observed]
+    return [dict(code=code, title=title(code), flagged=sum(1 for c in codes if code in c), runs=len(observed),
+                 fraction=round(sum(1 for c in codes if code in c) / len(observed), 4) if observed else None)
+            for code in EVIDENCE_CODES]
+
+
+# The evidence columns of results.csv (one value each per record; empty without an observation).
+CSV_COLUMNS = ('limited_by', 'limited_by_pct', 'device', 'device_util_pct', 'bytes_per_byte_written',
+               'bytes_per_byte_read', 'cpu_busy_pct', 'tool_cpu_pct', 'steal_pct', 'evidence')
+
+
+def record_figures(rec):
+    """The CSV_COLUMNS values of one record (None where it has no such figure)."""
+    obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else None
+    if not obs:
+        return (None,) * len(CSV_COLUMNS)
+    lim = run_limiter(rec) or {}
+    dev = _first_device(obs) or {}
+    w, r = write_figures(obs), read_figures(obs) if is_read(rec) else None
+    cpu = obs.get('cpu') or {}
+    return ('%s %s' % (lim['resource'], lim['name']) if lim else None, lim.get('figure'), dev.get('name'),
+            dev.get('util_pct_mean'), round(w[2] / float(w[0]), 4) if w else None,
+            round(r[2] / float(r[0]), 4) if r else None, cpu.get('busy_pct_mean'), cpu.get('tool_cpu_pct'),
+            cpu.get('steal_pct'), ' '.join(v['code'] for v in run_verdicts(rec)) or None)
+
+
+# ---- one cell ----------------------------------------------------------------------------------
+
+def _median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def cell_limiter(records):
+    """The limiter most observed runs agree on: {resource, name, figure (median over those runs),
+    unit, saturated, runs (agreeing), of (observed runs)}, or None."""
+    found = [l for l in (run_limiter(r) for r in records) if l]
+    if not found:
+        return None
+    counts = {}
+    for l in found:
+        counts.setdefault((l['resource'], l['name']), []).append(l)
+    key = max(counts, key=lambda k: (len(counts[k]), sum(1 for l in counts[k] if l.get('saturated'))))
+    agree = counts[key]
+    figure = _median([l['figure'] for l in agree])
+    return {'resource': key[0], 'name': key[1], 'figure': round(figure, 1), 'unit': agree[0].get('unit', '%'),
+            'saturated': figure >= SATURATED_PCT, 'runs': len(agree), 'of': len(found)}
+
+
+def _bytes_line(records, kind):
+    if kind == 'write':
+        figs = [write_figures(r['observed']) for r in records]
+    else:
+        figs = [read_figures(r['observed']) for r in records if is_read(r)]
+    figs = [f for f in figs if f]
+    if not figs:
+        return None
+    ratio = _median([reached / float(total) for total, _dev, reached in figs])
+    dev = figs[0][1]['name']
+    return {'ratio': round(ratio, 4), 'device': dev, 'runs': len(figs)}
+
+
+def explain_cell(records, has_bonnie_cpu=False):
+    """The cell's evidence: {line, limiter, written, read, verdicts: [{code, message, runs, of}],
+    observed: runs with an observation, of: runs, median_series: the series id of the median
+    repetition}, and the cell flags [{code, message}] the verdicts make."""
+    observed = [r for r in records if isinstance(r.get('observed'), dict)]
+    if not observed:
+        why = 'imported hand-run results: not observed' if records and all(_imported(r) for r in records) \
+            else 'not observed (observation off, or records from before it)'
+        return {'line': why, 'observed': 0, 'of': len(records)}, []
+    limiter = cell_limiter(observed)
+    if limiter and limiter['resource'] == 'cpu' and limiter['name'] == 'all cores':
+        limiter['mostly_tool'] = _mostly_tool(observed)
+    written, read = _bytes_line(observed, 'write'), _bytes_line(observed, 'read')
+    per_code = {}
+    for r in observed:
+        for v in run_verdicts(r):
+            per_code.setdefault(v['code'], []).append(v)
+    verdicts, flags = [], []
+    for code in EVIDENCE_CODES:
+        fired = per_code.get(code)
+        if not fired:
+            continue
+        figure = _median([v['figure'] for v in fired])
+        message = _cell_message(code, fired, figure, len(observed))
+        verdicts.append({'code': code, 'message': message, 'figure': round(figure, 4), 'unit': fired[0]['unit'],
+                         'runs': len(fired), 'of': len(observed)})
+        flags.append({'code': code, 'message': message})
+    median = _median_run(observed)
+    out = {'line': _line(limiter, written, read, per_code, len(observed)), 'limiter': limiter, 'written': written,
+           'read': read, 'verdicts': verdicts, 'observed': len(observed), 'of': len(records),
+           'median_series': median['observed'].get('series'), 'stack': stack_figures(median['observed'])}
+    return out, flags
+
+
+def _imported(rec):
+    return not rec.get('cmd') and not rec.get('started')
+
+
+def _cell_message(code, fired, figure, n):
+    """The cell's message of a verdict: the median run's message with its figure, and in how many runs."""
+    best = min(fired, key=lambda v: abs(v['figure'] - figure))
+    return '%s (%d of %d observed runs)' % (best['message'], len(fired), n)
+
+
+def _line(limiter, written, read, per_code, n):
+    parts = []
+    if limiter:
+        parts.append(_limiter_text(limiter))
+    if written:
+        text = '%s %s on %s per byte written' % (_fmt(written['ratio']), 'byte' if round(written['ratio'], 2) == 1
+                                                 else 'bytes', written['device'])
+        if WRITES_ELIDED in per_code:
+            text += ': writes elided'
+        elif WRITE_AMPLIFIED in per_code:
+            text += ': write amplified'
+        parts.append(text)
+    if read:
+        text = '%s %s from %s per byte read' % (_fmt(read['ratio']), 'byte' if round(read['ratio'], 2) == 1
+                                                else 'bytes', read['device'])
+        if SERVED_FROM_CACHE in per_code:
+            text += ': served from cache'
+        parts.append(text)
+    if STEAL in per_code:
+        parts.append('steal %s' % _pct(_median([v['figure'] for v in per_code[STEAL]])))
+    if HOST_BUSY in per_code:
+        parts.append('host busy')
+    return '; '.join(parts) if parts else 'observed, no figures'
+
+
+def _limiter_text(l):
+    agree = '' if l['runs'] == l['of'] else ' (%d of %d runs)' % (l['runs'], l['of'])
+    fig = _pct(l['figure'])
+    if l['resource'] == 'cpu' and l['name'] == 'tool':
+        what = 'the tool\'s CPU, %s of a core' % fig
+    elif l['resource'] == 'cpu':
+        what = 'all cores, %s busy%s' % (fig, '' if l.get('mostly_tool') else
+                                         ' (mostly other work than the tool: kernel threads or other processes)')
+    elif l['resource'] == 'link':
+        what = '%s, %s of its rate' % (l['name'], fig)
+    else:
+        what = '%s, %s busy' % (l['name'], fig)
+    if not l['saturated']:
+        return 'nothing saturated (busiest: %s)%s' % (what, agree)
+    return 'limited by %s%s' % (what, agree)
+
+
+def _mostly_tool(records):
+    """Whether the tool itself kept the cores busy in most observed runs."""
+    votes = []
+    for r in records:
+        cpu = r['observed'].get('cpu') or {}
+        if cpu.get('tool_cpu_pct') is not None and cpu.get('busy_pct_mean'):
+            votes.append(cpu['tool_cpu_pct'] / float(cpu.get('cores') or 1) >= cpu['busy_pct_mean'] / 2.0)
+    return bool(votes) and sum(votes) * 2 > len(votes)
+
+
+def _median_run(records):
+    """The median repetition (by duration) of the observed records."""
+    ordered = sorted(records, key=lambda r: (r.get('duration_s') is None, r.get('duration_s') or 0))
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def stack_figures(observed):
+    """The layer stack of one run with each block device's bytes and utilisation during its window:
+    [{layer, name, kind, above, read_bytes, write_bytes, util_pct_mean}] (bytes only for devices)."""
+    devices = dict((d['name'], d) for d in observed.get('devices') or [])
+    out = []
+    for layer in observed.get('stack') or []:
+        entry = dict((k, layer.get(k)) for k in ('layer', 'name', 'kind', 'above'))
+        for extra in ('fstype', 'backing_file', 'offset'):
+            if layer.get(extra) not in (None, 0, ''):
+                entry[extra] = layer[extra]
+        d = devices.get(layer['name']) if layer.get('kind') not in ('path', 'file', 'directory', 'filesystem') else None
+        if d:
+            entry.update(read_bytes=d['read_bytes'], write_bytes=d['write_bytes'], util_pct_mean=d.get('util_pct_mean'))
+        out.append(entry)
+    return out
+
+
+def evidence_denies_elision(explained):
+    """True when a cell's observed runs show its written bytes reached the device (the median run at
+    least half of them): the inference trap zero_elision (zeros faster than real data) is then no
+    storage trick, and the evidence decides."""
+    written = (explained or {}).get('written')
+    return bool(written) and written['ratio'] >= ELIDED_BELOW
+
+
+def merge_flags(flags, new):
+    """Add the evidence flags to a cell's flags; one flag per code (bonnie++'s per-char cpu_bound
+    and the observed one become one message)."""
+    by_code = dict((f['code'], f) for f in flags)
+    for f in new:
+        if f['code'] in by_code:
+            by_code[f['code']]['message'] += '; observed: %s' % f['message']
+        else:
+            flags.append(f)
+            by_code[f['code']] = f
+    return flags

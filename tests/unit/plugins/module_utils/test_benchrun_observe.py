@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""BenchRun's observation (module_utils/benchrun.py with module_utils/observe.py) around a real
+process on this machine: the tool's totals come from its zombie (what it wrote, its CPU), every run
+after measure() is observed and none before, the record gets `observed` and `limited_by` and the
+result the series, and observe_interval_s 0 (or guards.observe_interval_s) turns it off."""
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import DEFAULT_INTERVAL_S
+
+
+class Exited(Exception):
+    pass
+
+
+class FakeModule(object):
+    """What BenchRun uses of AnsibleModule; exit_json/fail_json raise with the result."""
+
+    def __init__(self, **params):
+        self.params = dict(guards={'quiesce': False}, keep=False, run_id='unit', run_key='k', labels={},
+                           observe_interval_s=DEFAULT_INTERVAL_S)
+        self.params.update(params)
+        self.check_mode = False
+        self.result = None
+
+    def exit_json(self, **result):
+        self.result = result
+        raise Exited()
+
+    def fail_json(self, **result):
+        self.result = dict(result, failed=True)
+        raise Exited()
+
+
+WRITE = ['sh', '-c', 'head -c 3000000 /dev/urandom > out.bin; cat out.bin > /dev/null']
+
+
+def observed_run(tmp_path, **params):
+    module = FakeModule(path=str(tmp_path), **params)
+    with pytest.raises(Exited):
+        with BenchRun(module, 'unit') as br:
+            work = br.workdir_in(str(tmp_path))
+            before = br.run(['true'], cwd=work)            # not measured: not observed
+            br.measure({})
+            res = br.run(WRITE, cwd=work)
+            assert res.ok and before.observed is None
+            br.exit(bench_result={'cmd': res.argv, 'metrics': {}}, bench_results=[{'cmd': ['other'], 'metrics': {}}])
+    return module.result, res
+
+
+def test_a_measured_run_is_observed_from_its_zombie(tmp_path):
+    result, res = observed_run(tmp_path)
+    obs = res.observed
+    assert obs['samples'] >= 2 and obs['window_s'] > 0 and obs['interval_s'] == 1.0
+    # the shell's own /proc/<pid>/io with its reaped children's (head, cat): 3 MB written, then read back
+    assert obs['tool']['wchar'] >= 3000000 and obs['tool']['rchar'] >= 2 * 3000000
+    assert obs['cpu']['tool_cpu_s'] >= 0 and obs['cpu']['cores'] >= 1
+    assert [l['kind'] for l in obs['stack']][:2] == ['path', 'filesystem'] and obs['stack'][0]['name'] == str(tmp_path)
+    assert obs['observer_cpu_s'] < obs['window_s']
+    rec = result['bench_result']
+    assert rec['observed'] is obs and rec['limited_by']['unit'] == '%'
+    assert result['bench_observed'] == {obs['series']: result['bench_observed'][obs['series']]}
+    assert result['bench_observed'][obs['series']]['t'][0] == 0.0
+    # a record of another command is not given this run's observation
+    assert 'observed' not in result['bench_results'][0]
+
+
+@pytest.mark.parametrize('params', [{'observe_interval_s': 0}, {'guards': {'quiesce': False, 'observe_interval_s': 0}}])
+def test_observation_off(tmp_path, params):
+    result, res = observed_run(tmp_path, **params)
+    assert res.observed is None and 'observed' not in result['bench_result'] and 'bench_observed' not in result
+
+
+def test_the_matrix_interval_wins_over_the_option(tmp_path):
+    _result, res = observed_run(tmp_path, observe_interval_s=0, guards={'quiesce': False, 'observe_interval_s': 0.2})
+    assert res.observed['interval_s'] == 0.2

@@ -1,0 +1,249 @@
+"""plugins/plugin_utils/explain.py: the evidence verdicts per run and per cell, the explained line,
+and how the analysis, results.json, results.csv, report.md and report.html carry them.
+
+The observed parts of the records are made from the real capture of a dd run on this machine
+(tests/unit/fixtures/observe/host-dd-ext4-on-loop, summarized by module_utils/observe.py) and then
+varied where a case needs figures a capture cannot give on demand (a device at 97 %, 7 % steal, a
+compressing store): the variations are named in each test. Live runs that cause each verdict on
+real storage, CPU and links are in tests/integration/test_explain_live.py."""
+
+import copy
+import csv
+import io
+import json
+import re
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import (
+    CSV_COLUMNS, explain_cell, record_figures, run_verdicts)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
+from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_observe import host_summary
+
+MiB = 1024 * 1024
+
+
+def observed(**changes):
+    """The real capture's summary (dd 32 MiB onto ext4 on loop1 over an image on vda), changed as asked:
+    devices={name: {field: value}}, cpu={...}, tool={...}, memory={...}, net=[...], host={...}."""
+    obs = copy.deepcopy(host_summary()[0])
+    obs['series'] = 'a1b2c3d4e5f6'
+    for name, fields in (changes.pop('devices', None) or {}).items():
+        next(d for d in obs['devices'] if d['name'] == name).update(fields)
+    for key in ('cpu', 'tool', 'memory'):
+        obs[key].update(changes.pop(key, None) or {})
+    obs.update(changes)
+    return obs
+
+
+def rec(value=100.0, obs=None, cell='c1', bench='w', tool='dd', test='write', duration=1.0, **params):
+    r = new_record(tool, test, {'throughput': metric(value, 'MB/s')}, labels={'benchmark': bench, 'cell': cell},
+                   params=dict(params, guards={}), cmd=['dd'], started='2026-12-04T22:00:00.000Z', duration_s=duration)
+    if obs is not None:
+        r['observed'] = obs
+    r['host'] = 'h'
+    return r
+
+
+def codes(r):
+    return [v['code'] for v in run_verdicts(r)]
+
+
+# ---- per run --------------------------------------------------------------------------------------
+
+def test_the_captured_run_reached_the_disk_and_fires_nothing():
+    r = rec(obs=observed())
+    assert validate_record(dict((k, v) for k, v in r.items() if k != 'host')) == []
+    assert codes(r) == []
+    fig = dict(zip(CSV_COLUMNS, record_figures(r)))
+    assert fig['device'] == 'loop1' and 1.0 <= fig['bytes_per_byte_written'] < 1.01
+    assert fig['bytes_per_byte_read'] is None          # dd wrote; what it read came from /dev/urandom
+
+
+def test_writes_elided_and_its_control():
+    # a compressing store: the loop device got 1 MiB of the 32 MiB the tool wrote
+    r = rec(obs=observed(devices={'loop1': {'write_bytes': MiB}}))
+    (v,) = run_verdicts(r)
+    assert v['code'] == 'writes_elided' and v['name'] == 'loop1' and v['figure'] == pytest.approx(1 / 32.0)
+    assert v['message'] == '0.03 bytes reached loop1 per byte written: the storage skipped or compressed them'
+    # the missing bytes still dirty in the page cache: not elided (the tool did not sync), nothing said
+    pending = rec(obs=observed(devices={'loop1': {'write_bytes': MiB}}, memory={'dirty_end_bytes': 31 * MiB}))
+    assert codes(pending) == []
+    # too little written to judge
+    small = rec(obs=observed(devices={'loop1': {'write_bytes': 0}}, tool={'write_bytes': 512 * 1024}))
+    assert codes(small) == []
+
+
+def test_write_amplified():
+    r = rec(obs=observed(devices={'loop1': {'write_bytes': 70 * MiB}}))
+    (v,) = run_verdicts(r)
+    assert v['code'] == 'write_amplified' and '2.19 bytes reached loop1 per byte written (2.2x' in v['message']
+
+
+def test_served_from_cache_and_a_read_from_the_device():
+    read = observed(tool={'rchar': 64 * MiB, 'write_bytes': 0, 'wchar': 64 * MiB},
+                    devices={'loop1': {'read_bytes': 64 * MiB, 'write_bytes': 0}})
+    assert codes(rec(obs=read, test='read')) == []
+    cached = observed(tool={'rchar': 64 * MiB, 'write_bytes': 0},
+                      devices={'loop1': {'read_bytes': 128 * 1024, 'write_bytes': 0}})
+    (v,) = run_verdicts(rec(obs=cached, test='read'))
+    assert v['code'] == 'served_from_cache' and v['message'].startswith('0.00 bytes came from loop1 per byte read')
+    # a write whose source was read from a tmpfs is no read: nothing about the cache
+    assert 'served_from_cache' not in codes(rec(obs=observed(tool={'rchar': 64 * MiB})))
+
+
+def test_device_cpu_link_steal_and_host_busy():
+    busy = observed(devices={'vda': {'util_pct_mean': 97.2, 'await_ms': 4.2}})
+    (v,) = run_verdicts(rec(obs=busy))
+    assert v['code'] == 'device_bound' and v['message'] == 'vda 97 % busy, 4.20 ms per I/O'
+    cpu = observed(cpu={'tool_cpu_pct': 99.1})
+    assert [(v['code'], v['message']) for v in run_verdicts(rec(obs=cpu))] == [('cpu_bound', 'the tool used 99 % of a core')]
+    # under competition: the tool got 61 % of a core but was on one or waiting for one 97 % of the time
+    starved = observed(cpu={'tool_cpu_pct': 61.0, 'tool_runnable_pct': 97.0})
+    assert [v['message'] for v in run_verdicts(rec(obs=starved))] == [
+        'the tool was on a CPU or waiting for one 97 % of the time (it got 61 % of a core)']
+    assert codes(rec(obs=observed(cpu={'tool_cpu_pct': 61.0, 'tool_runnable_pct': 70.0}))) == []
+    many = observed(cpu={'tool_cpu_pct': 190.0, 'busy_pct_mean': 97.0, 'cores': 2})
+    assert run_verdicts(rec(obs=many))[0]['message'] == 'all 2 cores 97 % busy, mostly with the tool'
+    others = observed(cpu={'tool_cpu_pct': 5.0, 'busy_pct_mean': 99.0, 'cores': 2})
+    assert codes(rec(obs=others)) == []          # busy with others: not_quiet's business, not cpu_bound
+    link = observed(net=[{'name': 'veth0', 'rx_bytes': 0, 'tx_bytes': 1, 'mbit_mean': 48.2, 'speed_mbit': None,
+                          'rate_mbit': 50.0, 'util_pct_mean': 96.4}])
+    assert [v['message'] for v in run_verdicts(rec(obs=link))] == ['veth0 at 48.2 of 50 Mbit/s (96 %)']
+    steal = observed(cpu={'steal_pct': 7.3})
+    assert [v['message'] for v in run_verdicts(rec(obs=steal))] == ['7.3 % of the CPU time stolen by the hypervisor']
+    assert codes(rec(obs=observed(cpu={'steal_pct': 4.9}))) == []
+    host = observed(host={'name': 'kvmhost', 'cpu': {'busy_pct_mean': 98.0, 'guest_pct': 3.0}})
+    assert [v['message'] for v in run_verdicts(rec(obs=host))] == [
+        'the host\'s CPUs 95 % busy with other work than this guest']
+    host_disk = observed(host={'devices': [{'name': 'sdb', 'util_pct_mean': 99.0}, {'name': 'sda', 'util_pct_mean': 99.0}],
+                               'guest_devices': ['sda'], 'cpu': {'busy_pct_mean': 20.0}})
+    assert [v['message'] for v in run_verdicts(rec(obs=host_disk))] == [
+        'the host\'s sdb 99 % busy with other work than this guest']
+    assert codes(rec(obs=observed(host={'cpu': {'busy_pct_mean': 95.0, 'guest_pct': 90.0}}))) == []
+
+
+# ---- per cell -------------------------------------------------------------------------------------
+
+def test_the_cell_limiter_is_what_most_runs_agree_on():
+    runs = [rec(obs=observed(devices={'vda': {'util_pct_mean': u}}), duration=d)
+            for u, d in ((97.0, 1.0), (95.0, 1.2), (40.0, 0.9))]
+    runs[2]['observed']['cpu'].update(tool_cpu_pct=99.0)
+    ex, flags = explain_cell(runs)
+    assert ex['limiter']['name'] == 'vda' and (ex['limiter']['runs'], ex['limiter']['of']) == (2, 3)
+    assert ex['limiter']['figure'] == 96.0
+    assert ex['line'].startswith('limited by vda, 96 % busy (2 of 3 runs); 1.00 byte on loop1 per byte written')
+    assert [f['code'] for f in flags] == ['device_bound', 'cpu_bound']
+    assert re.fullmatch(r'vda 97 % busy, [0-9.]+ ms per I/O \(2 of 3 observed runs\)', flags[0]['message'])
+    assert flags[1]['message'] == 'the tool used 99 % of a core (1 of 3 observed runs)'
+    assert ex['median_series'] == 'a1b2c3d4e5f6' and ex['stack'][2]['name'] == 'loop1'
+    assert ex['stack'][2]['write_bytes'] >= 32 * MiB
+
+
+def test_unobserved_and_imported_cells_say_so():
+    assert explain_cell([rec()])[0] == {'line': 'not observed (observation off, or records from before it)',
+                                        'observed': 0, 'of': 1}
+    imported = rec()
+    del imported['cmd'], imported['started']
+    assert explain_cell([imported])[0]['line'] == 'imported hand-run results: not observed'
+
+
+def test_elided_cell_line():
+    runs = [rec(obs=observed(devices={'loop1': {'write_bytes': MiB // 2}})) for _i in range(3)]
+    ex, _flags = explain_cell(runs)
+    assert '0.02 bytes on loop1 per byte written: writes elided' in ex['line']
+
+
+# ---- the analysis and the reports -------------------------------------------------------------------
+
+def zero_real_records(zero_reached):
+    """Zeros (data: zero) significantly faster than real data in the same cell: the inference trap's case."""
+    out = []
+    for cell in ('base', 'btrfs'):
+        for i, v in enumerate((100.0, 101.0, 99.0)):
+            out.append(rec(v, cell=cell, bench='dd-real', data='random', obs=observed()))
+            zero = observed(devices={'loop1': {'write_bytes': 32 * MiB if zero_reached or cell == 'base' else MiB // 4}})
+            out.append(rec(v * (1 if cell == 'base' else 5), cell=cell, bench='dd-zero', data='zero', obs=zero))
+    return out
+
+
+def cell_of(analysis, bench, cell):
+    b = next(b for b in analysis['benchmarks'] if b['name'] == bench)
+    return next(c for c in b['cells'] if c['cell'] == cell)
+
+
+def test_evidence_decides_before_the_zero_elision_inference():
+    plan = {'baseline': 'base', 'cells': [{'name': 'base'}, {'name': 'btrfs'}]}
+    elided = analyze(zero_real_records(zero_reached=False), plan)
+    c = cell_of(elided, 'dd-zero', 'btrfs')
+    flags = [f['code'] for f in c['flags']]
+    assert 'writes_elided' in flags and 'zero_elision' in flags
+    # the zeros reached the device: faster, but no storage trick; the evidence says so, the inference is quiet
+    reached = analyze(zero_real_records(zero_reached=True), plan)
+    c = cell_of(reached, 'dd-zero', 'btrfs')
+    assert [f['code'] for f in c['flags'] if f['code'] in ('zero_elision', 'writes_elided')] == []
+    assert '1.00 byte on loop1 per byte written' in c['explained']['line']
+    # the evidence codes' rates over the observed runs
+    rates = dict((t['code'], (t['flagged'], t['runs'])) for t in elided['traps'])
+    assert rates['writes_elided'] == (3, 12) and rates['device_bound'] == (0, 12)
+
+
+def test_bonnie_per_char_cpu_and_the_observed_cpu_are_one_flag():
+    def bonnie(cpu, tool_cpu):
+        r = new_record('bonnie++', 'bonnie', {'seq_output_block': metric(300, 'MB/s'),
+                                              'seq_output_char_cpu': metric(cpu, '%', 'lower')},
+                       labels={'cell': 'c'}, params={'guards': {}})
+        r['observed'] = observed(cpu={'tool_cpu_pct': tool_cpu})
+        r['host'] = 'h'
+        return r
+    a = analyze([bonnie(97, 98.0), bonnie(96, 99.0)])
+    (flag,) = [f for f in a['benchmarks'][0]['cells'][0]['flags'] if f['code'] == 'cpu_bound']
+    assert 'per-char tests at >= 90% CPU' in flag['message'] and 'observed: the tool used' in flag['message']
+
+
+def doc_of(records, analysis):
+    return dict(run_id='r1', started='2026-12-04T22:00:00Z', finished='2026-12-04T22:01:00Z', status='complete',
+                records=records, environment={}, plan=None, analysis=analysis, invalid=[], failed=[])
+
+
+def test_results_json_csv_and_markdown_carry_the_figures():
+    records = zero_real_records(zero_reached=False)
+    plan = {'baseline': 'base', 'cells': [{'name': 'base'}, {'name': 'btrfs'}]}
+    analysis = analyze(records, plan)
+    doc = json.loads(results_json(doc_of(records, analysis)))
+    assert results_problems(doc) == []
+    row = next(r for r in doc['analysis']['overview'] if r['benchmark'] == 'dd-zero')
+    assert row['explained'].endswith('0.01 bytes on loop1 per byte written: writes elided')
+    rows = list(csv.DictReader(io.StringIO(render_csv(records, 'r1'))))
+    zero_btrfs = [r for r in rows if r['benchmark'] == 'dd-zero' and r['cell'] == 'btrfs']
+    assert zero_btrfs and all(r['evidence'] == 'writes_elided' and r['device'] == 'loop1' for r in zero_btrfs)
+    assert float(zero_btrfs[0]['bytes_per_byte_written']) == pytest.approx(0.0078, abs=1e-4)
+    md = render_markdown(analysis, {'run_id': 'r1'})
+    assert '| benchmark | cell | vs | metric | Δ % [95% CI] |' in md and '| verdict | detectable | test | explained |' in md
+    explained_rows = [line for line in md.splitlines() if line.startswith('| explained |')]
+    assert len(explained_rows) == 2 and 'writes elided' in explained_rows[1]
+
+
+def test_html_draws_the_stack_and_the_series_and_stays_inert():
+    obs = observed()
+    obs['stack'][2]['name'] = 'loop1<script>alert(1)</script>'
+    records = [rec(obs=obs, cell='c1'), rec(obs=observed(), cell='c2')]
+    analysis = analyze(records)
+    devices = {'loop1': {'write_mbs': [30.0, 'x'], 'read_mbs': [0.0, 1.0]},
+               '<b>vda</b>': {'write_mbs': [1.0, 2.0], 'read_mbs': [0.0, 0.0]}}
+    series = {'a1b2c3d4e5f6': {'v': 1, 't': [0.0, 1.0, 2.0], 'devices': devices,
+                               'cpu': {'busy_pct': [20.0, 80.0], 'tool_pct': [10.0, 15.5], 'iowait_pct': [0, 0]}}}
+    html = render_html(analysis, {'run_id': 'r1'}, series=series)
+    assert '<script' not in html and '&lt;script&gt;' in html and '<b>vda' not in html
+    assert html.count('<svg class="stack"') == 2 and html.count('<svg class="series"') == 4
+    assert len(re.findall(r'<polyline class="line\d"', html)) == 8    # 2 cells x (2 devices + busy + tool)
+    assert '<tr class="explained"><th>explained</th>' in html
+    assert '<ul class="explained" id="overview-explained">\n<li><strong>w · c2</strong>: ' in html
+    # without the stored series: said, not drawn
+    bare = render_html(analysis, {'run_id': 'r1'})
+    assert '<svg class="series"' not in bare and 'is not in the run directory' in bare
