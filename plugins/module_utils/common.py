@@ -31,6 +31,30 @@ COMMON_ARGS = dict(
 )
 
 
+def given_options(value, spec):
+    """`value` (a dict, or a list of dicts, validated against the sub-options `spec`) as the user gave
+    it: their keys in their order and spelling (an alias stays an alias), without what Ansible adds (None
+    for every option not given, the canonical copy of an alias), the same for nested sub-options."""
+    if isinstance(value, list):
+        return [given_options(v, spec) for v in value]
+    if not isinstance(value, dict):
+        return value
+    canonical = {}
+    for name, opts in spec.items():
+        canonical[name] = name
+        for alias in opts.get('aliases') or ():
+            canonical[alias] = name
+    out, seen = {}, set()
+    for key, v in value.items():
+        name = canonical.get(key, key)
+        if name in seen or v is None:
+            continue
+        seen.add(name)
+        sub = (spec.get(name) or {}).get('options')
+        out[key] = given_options(v, sub) if sub else v
+    return out
+
+
 def describe(module, path=None):
     """The environment as benchlab.bench.sysinfo returns it: CPU, RAM, kernel, distribution,
     virtualization, the mount under `path` (when given) and the DRBD resources (when DRBD is loaded).

@@ -8,7 +8,7 @@ keys translated or refused, handlers refused unless allowed, clashes between res
 
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
     check_name, check_path, DrbdConfigError, format_quoted, format_value, _FSTYPE_RE, _key, _minor,
-    parse_address, parse_meta_disk, PROTOCOLS, _refuse, SYNTAXES, _where)
+    NET_OPTIONS, parse_address, parse_meta_disk, PROTOCOLS, _refuse, SYNTAXES, _where)
 
 
 # Sections the role renders, in this order; resource keys that hold them.
@@ -70,8 +70,9 @@ def _options(section, value, where, out, notes, secrets, allow_handlers=False):
         refused = REFUSED.get((section, key)) or REFUSED.get((section, key, str(v)))
         if refused:
             raise DrbdConfigError('%s.%s: %s' % (where, k, refused))
-        if section == 'net' and key == 'shared-secret':
-            secrets.append(str(v))
+        if section == 'net' and key not in NET_OPTIONS:
+            raise DrbdConfigError('%s.%s: %r is not a net option drbd-utils knows (one of %s)'
+                                  % (where, k, k, ', '.join(o.replace('-', '_') for o in NET_OPTIONS)))
         if section == 'net' and key == 'protocol':
             raise DrbdConfigError('%s.protocol: set the protocol with the resource key `protocol`' % where)
         out.setdefault(section, {})[key] = format_value(v, '%s.%s' % (where, k))

@@ -47,6 +47,20 @@ _META_RE = re.compile(r'(?P<dev>/[^\s\[\]]+) ?(?:\[(?P<idx>\d{1,5})\])?')
 
 _DEVICE_RE = re.compile(r'/dev/drbd(?P<minor>\d{1,7})')
 
+# The options of a `net` section drbd-utils accepts: an allow-list of what drbdadm 9.22 or drbdadm-84
+# parses there (each option of `drbdsetup help net-options|new-peer|connect` and of
+# `drbdsetup-84 help net-options|connect` tried in a `net { }` through `drbdadm sh-nop`). The
+# drbd_resource module declares each one (shared-secret no_log) so that Ansible masks the secret in
+# the module's start-up log line; an option newer drbd-utils know (tls, load-balance-paths, ...)
+# needs a line here.
+NET_OPTIONS = (
+    'after-sb-0pri', 'after-sb-1pri', 'after-sb-2pri', 'allow-remote-read', 'allow-two-primaries',
+    'always-asbp', 'congestion-extents', 'congestion-fill', 'connect-int', 'cram-hmac-alg',
+    'csums-after-crash-only', 'csums-alg', 'data-integrity-alg', 'fencing', 'ko-count', 'max-buffers',
+    'max-epoch-size', 'on-congestion', 'ping-int', 'ping-timeout', 'protocol', 'rcvbuf-size',
+    'rr-conflict', 'shared-secret', 'sndbuf-size', 'socket-check-timeout', 'tcp-cork', 'timeout',
+    'transport', 'unplug-watermark', 'use-rle', 'verify-alg')
+
 # drbdadm's keywords (both scanners) and `all`: never a resource or node name, never an option key.
 KEYWORDS = frozenset((
     'all', 'on', 'ignore-on', 'stacked-on-top-of', 'floating', 'no', 'net', 'yes', 'ask', 'via', 'skip',

@@ -86,6 +86,12 @@ CMDLINE_ONLY = frozenset((
     'trigger-file', 'trigger-timeout', 'trigger', 'trigger-remote', 'aux-path', 'append-terse',
 ))
 
+# fio options whose value is a credential (the http engine's, fio 3.x HOWTO): refused, also with
+# allow_unsafe. Ansible logs a module's arguments to the target's syslog when it starts, and a free-form
+# option (options, job_file_content) cannot be masked there, so benchlab never hands fio a credential.
+CREDENTIAL_KEYS = frozenset(('http_pass', 'http_s3_key', 'http_s3_keyid', 'http_s3_sse_customer_key',
+                             'http_swift_auth_token'))
+
 HARMLESS_DEVICES = ('/dev/null', '/dev/zero')
 _ENV_RE = re.compile(r'\$\{[^}]*\}')
 _SIZE_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?)b?\s*$', re.IGNORECASE)
@@ -360,7 +366,16 @@ def _refuse_or_note(where, value, problem, allow_unsafe, unsafe, item):
     _add(unsafe, item)
 
 
+def _refuse_credential(key, section, line, origin):
+    """A credential is refused whatever else is allowed, naming the option but never its value."""
+    if key.lower() in CREDENTIAL_KEYS:
+        raise FioJobError('%s is refused: it carries a credential, and benchlab never passes one to fio (a '
+                          'module\'s arguments are logged on the target when it starts)'
+                          % _where(origin, section, key, line))
+
+
 def _unknown_option(key, value, section, line, engine, allow_unsafe, origin, unsafe):
+    _refuse_credential(key, section, line, origin)
     known_by = sorted(e for e, opts in ENGINE_OPTIONS.items() if canonical(key, e)[1] is not None)
     if known_by:
         problem = ('it is an option of the %s engine%s, not of the job\'s engine %s'
@@ -390,6 +405,7 @@ def engine_problem(engine):
 
 def _check_option(name, kind, value, key, section, line, engine, allow_unsafe, origin, unsafe):
     """Refuse one option of a job by its kind (noted in `unsafe` when allowed) and a place with ${VAR} in it."""
+    _refuse_credential(key, section, line, origin)
     where = _where(origin, section, key, line)
     problem = None
     if kind in ('program', 'unsafe', 'host'):

@@ -40,13 +40,214 @@ options:
   resources:
     description:
       - The resources, as described for the C(drbd_resources) variable of the
-        C(benchlab.bench.drbd) role (name, protocol, device/minor, disk, meta_disk, nodes, net,
-        disk_options, startup, options, handlers, shared_secret, cram_hmac_alg, connection_mesh and
-        the legacy syncer/incon_degr_cmd).
+        C(benchlab.bench.drbd) role.
       - With O(state=absent) only C(name) is used.
+      - Every key is declared (an unknown one is refused), so that Ansible masks the shared secret
+        (O(resources[].shared_secret), O(resources[].net.shared_secret)) in the start-up line it logs to the
+        target's syslog or journal, as well as in everything the module returns.
+      - The values are checked by the module itself (see the description), naming the field.
     type: list
     elements: dict
     required: true
+    suboptions:
+      name:
+        description: Resource name.
+        type: raw
+      protocol:
+        description: Replication protocol (V(A), V(B) or V(C); default V(C)).
+        type: raw
+      device:
+        description: C(/dev/drbd<minor>) for every node (or set O(resources[].minor)).
+        type: raw
+      minor:
+        description: Device minor for every node.
+        type: raw
+      disk:
+        description: Backing disk for every node.
+        type: raw
+      meta_disk:
+        description: C(internal) (default), C(/dev/sdb1 [0]) (external with index), or a mapping C(device)/C(index).
+        type: raw
+      port:
+        description: TCP port for nodes whose address has none.
+        type: raw
+      nodes:
+        description: The C(on) sections, one per node (two for DRBD 8.4, two or more for DRBD 9).
+        type: list
+        elements: dict
+        suboptions:
+          name:
+            description: The node's host name as C(uname -n) prints it.
+            type: raw
+          address:
+            description: C(10.0.0.1:7788), C([fd00::1]:7788) or an address with O(resources[].nodes[].port).
+            type: raw
+          port:
+            description: TCP port.
+            type: raw
+          node_id:
+            description: DRBD 9 node-id (default the position in the list).
+            type: raw
+          device:
+            description: Per-node device.
+            type: raw
+          minor:
+            description: Per-node minor.
+            type: raw
+          disk:
+            description: Per-node backing disk.
+            type: raw
+          meta_disk:
+            description: Per-node meta-disk.
+            type: raw
+      net:
+        description:
+          - The C(net) options, spelled with underscores (they become dashes in the file). The options
+            drbdadm 9.22 or drbdadm-84 accepts in a C(net) section; any other is refused.
+        type: dict
+        suboptions:
+          after_sb_0pri:
+            description: The net option C(after-sb-0pri).
+            type: raw
+          after_sb_1pri:
+            description: The net option C(after-sb-1pri).
+            type: raw
+          after_sb_2pri:
+            description: The net option C(after-sb-2pri).
+            type: raw
+          allow_remote_read:
+            description: The net option C(allow-remote-read).
+            type: raw
+          allow_two_primaries:
+            description: The net option C(allow-two-primaries).
+            type: raw
+          always_asbp:
+            description: The net option C(always-asbp).
+            type: raw
+          congestion_extents:
+            description: The net option C(congestion-extents).
+            type: raw
+          congestion_fill:
+            description: The net option C(congestion-fill).
+            type: raw
+          connect_int:
+            description: The net option C(connect-int).
+            type: raw
+          cram_hmac_alg:
+            description: The net option C(cram-hmac-alg).
+            type: raw
+          csums_after_crash_only:
+            description: The net option C(csums-after-crash-only).
+            type: raw
+          csums_alg:
+            description: The net option C(csums-alg).
+            type: raw
+          data_integrity_alg:
+            description: The net option C(data-integrity-alg).
+            type: raw
+          fencing:
+            description: The net option C(fencing).
+            type: raw
+          ko_count:
+            description: The net option C(ko-count).
+            type: raw
+          max_buffers:
+            description: The net option C(max-buffers).
+            type: raw
+          max_epoch_size:
+            description: The net option C(max-epoch-size).
+            type: raw
+          on_congestion:
+            description: The net option C(on-congestion).
+            type: raw
+          ping_int:
+            description: The net option C(ping-int).
+            type: raw
+          ping_timeout:
+            description: The net option C(ping-timeout).
+            type: raw
+          protocol:
+            description: The net option C(protocol).
+            type: raw
+          rcvbuf_size:
+            description: The net option C(rcvbuf-size).
+            type: raw
+          rr_conflict:
+            description: The net option C(rr-conflict).
+            type: raw
+          shared_secret:
+            description:
+              - The peer authentication secret (C(shared-secret)), as an alternative to the resource's
+                O(resources[].shared_secret). Never logged (Ansible masks it in the start-up log line), printed or
+                returned.
+            type: raw
+          sndbuf_size:
+            description: The net option C(sndbuf-size).
+            type: raw
+          socket_check_timeout:
+            description: The net option C(socket-check-timeout).
+            type: raw
+          tcp_cork:
+            description: The net option C(tcp-cork).
+            type: raw
+          timeout:
+            description: The net option C(timeout).
+            type: raw
+          transport:
+            description: The net option C(transport).
+            type: raw
+          unplug_watermark:
+            description: The net option C(unplug-watermark).
+            type: raw
+          use_rle:
+            description: The net option C(use-rle).
+            type: raw
+          verify_alg:
+            description: The net option C(verify-alg).
+            type: raw
+          on_disconnect:
+            description: Legacy (DRBD 0.7); refused with the replacement named.
+            type: raw
+      disk_options:
+        description: disk options (on_io_error, resync_rate, c_plan_ahead, al_extents, resync_after, ...).
+        type: raw
+      startup:
+        description: startup options (wfc_timeout, degr_wfc_timeout, ...).
+        type: raw
+      options:
+        description: Resource options (DRBD 9 auto_promote, quorum, ...; cpu_mask).
+        type: raw
+      handlers:
+        description: Handlers (pri_on_incon_degr, local_io_error, ...); refused unless O(allow_handlers=true).
+        type: raw
+      shared_secret:
+        description:
+          - Peer authentication secret (needs O(resources[].cram_hmac_alg)). Never logged (Ansible masks it in the
+            start-up log line), printed or returned.
+        type: raw
+      cram_hmac_alg:
+        description: HMAC algorithm for the secret (sha1, sha256, ...).
+        type: raw
+      connection_mesh:
+        description: Write a DRBD 9 connection-mesh of all nodes (default with more than two nodes).
+        type: raw
+      syncer:
+        description:
+          - Legacy (DRBD 0.7/8.3). rate, al_extents, after, verify_alg, csums_alg, ... are moved to their
+            DRBD 8.4/9 places; group is refused.
+        type: raw
+      incon_degr_cmd:
+        description: Legacy (DRBD 0.7); becomes handlers.pri_on_incon_degr (needs O(allow_handlers=true)).
+        type: raw
+      primary:
+        description: The node that becomes primary and holds the benchmark filesystem (default the first node).
+        type: raw
+      mount:
+        description: Mount point of the benchmark filesystem on the primary (used by the role).
+        type: raw
+      fstype:
+        description: Filesystem made on the DRBD device (default C(ext4)).
+        type: raw
   state:
     description: V(present) installs the files, V(absent) removes them.
     type: str
@@ -165,11 +366,37 @@ from ansible_collections.benchlab.bench.plugins.module_utils.drbd_render import 
     file_mark, ownership_problem, render_resource)
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import (
     REDACTED, config_files_secrets, redact, secret_forms)
+from ansible_collections.benchlab.bench.plugins.module_utils.common import given_options
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd_config import REFUSED
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
-    DrbdConfigError, DrbdParseError, check_lab, check_name)
+    NET_OPTIONS, DrbdConfigError, DrbdParseError, check_lab, check_name)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
 
 MODE = 0o600
+
+RAW = dict(type='raw')
+
+
+def _option(name):
+    """A drbd.conf option as a sub-option, spelled with underscores (Ansible's names are identifiers)."""
+    return name.replace('-', '_'), dict(RAW)
+
+
+def resource_spec():
+    """The options of one resource, every key declared: Ansible registers a no_log option's value before
+    it logs the module's arguments to the target's syslog/journal (AnsibleModule._log_invocation, the same
+    in ansible-core 2.16 to 2.20), which the module's own masking comes too late for. A free-form dict
+    would be logged in clear."""
+    net = dict(_option(o) for o in NET_OPTIONS + tuple(k[1] for k in REFUSED if k[0] == 'net' and len(k) == 2))
+    net['shared_secret'] = dict(type='raw', no_log=True)
+    node = dict((k, dict(RAW)) for k in ('name', 'address', 'port', 'node_id', 'device', 'minor', 'disk', 'meta_disk'))
+    spec = dict((k, dict(RAW)) for k in ('name', 'protocol', 'device', 'minor', 'disk', 'meta_disk', 'port',
+                                         'disk_options', 'startup', 'options', 'handlers', 'cram_hmac_alg',
+                                         'connection_mesh', 'syncer', 'primary', 'mount', 'fstype'))
+    spec.update(nodes=dict(type='list', elements='dict', options=node), net=dict(type='dict', options=net),
+                shared_secret=dict(type='raw', no_log=True),
+                incon_degr_cmd=dict(type='raw'))
+    return spec
 
 
 def _secrets(resources):
@@ -363,7 +590,7 @@ def install_rendered(module, rendered, lab, secrets, new_secrets):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            resources=dict(type='list', elements='dict', required=True),
+            resources=dict(type='list', elements='dict', required=True, options=resource_spec()),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             syntax=dict(type='str', choices=['auto', '8.4', '9'], default='auto'),
             config_dir=dict(type='path', default='/etc/drbd.d'),
@@ -376,7 +603,8 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
+    # the resources as given: no key Ansible added (None for an option not given, the canonical copy of an alias)
+    p = dict(module.params, resources=given_options(module.params['resources'], resource_spec()))
     config_dir = p['config_dir']
     new_secrets, secrets = known_secrets(module, p)
     try:

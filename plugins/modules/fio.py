@@ -224,8 +224,9 @@ from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMO
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA, fio_zero_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
     effective_job_options, fio_records, job_file_in_workdir, job_file_text, parse_only_problem)
+from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
-    FioJobError, check_fio_job, options_to_sections, parse_job_file)
+    FioJobError, check_fio_job, options_to_sections, parse_job_file, split_names)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, free_space_problem, remove_tree
@@ -329,9 +330,19 @@ def layout_bs(p):
     return '%s,1M' % p['bs']
 
 
+def on_devices(options):
+    """Whether the module's options name block devices as the job's files (filename=/dev/sdb:/dev/sdc):
+    fio prefixes --directory to every name, absolute ones too, so such a job runs without it (fio runs
+    in the work directory all the same) or it would write a file <work directory>/dev/sdb instead."""
+    names = split_names(str(options.get('filename') or ''))
+    return bool(names) and all(is_block_device(n) for n in names)
+
+
 def job_argv(fio_bin, p, workdir, direct):
     # json+: each worker's latency histogram, merged into the job's p99 (module_utils/fio.py)
-    argv = [fio_bin, '--output-format=json+', '--name=%s' % p['name'], '--directory=%s' % workdir]
+    argv = [fio_bin, '--output-format=json+', '--name=%s' % p['name']]
+    if not on_devices(p['options']):
+        argv.append('--directory=%s' % workdir)
     for key in JOB_KEYS:
         if p[key] is not None:
             argv.append('--%s=%s' % (key, layout_bs(p) if key == 'bs' else p[key]))
@@ -396,7 +407,9 @@ def job_sections(br, p, workdir):
             return sections, [], digest
         return job_file_in_workdir(sections, workdir, origin=job_origin(p)) + (digest,)
     base = dict((k, p[k]) for k in JOB_KEYS if p[k] is not None)
-    base.update(name=p['name'], directory=workdir)
+    base.update(name=p['name'])
+    if not on_devices(p['options']):
+        base.update(directory=workdir)
     return options_to_sections(p['options'], name='options', base=base), [], None
 
 

@@ -289,7 +289,7 @@ def main():
             conf_dir=dict(type='path', default='/etc/vz/conf'),
             ve_root=dict(type='path', default='/vz/root'),
             adopt=dict(type='bool', default=False),
-            host_key_dir=dict(type='path', default='/var/lib/benchlab/openvz'),
+            host_key_dir=dict(type='path', default='/var/lib/benchlab/openvz', no_log=False),
         ),
         supports_check_mode=True,
     )

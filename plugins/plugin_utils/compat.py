@@ -14,7 +14,9 @@ for async tasks once they are started (the failure would otherwise surface in as
 
 A benchmark module also gets the names of every benchmark's processes in its guards option here
 (benchmark_args): the quiesce guard counts them as competing, and the target cannot read the tool
-table (the benchmark units, plugin_utils/toolinfo.py) itself.
+table (the benchmark units, plugin_utils/toolinfo.py) itself. drbd_resource gets its resources'
+keys in the spelling it declares (drbd_resource_args: drbd.conf's dashes become underscores),
+which is what lets Ansible mask the shared secret in the line it logs on the target.
 """
 
 from __future__ import annotations
@@ -95,12 +97,52 @@ def benchmark_args(module, args):
     return dict(args, guards=with_processes(args.get('guards')))
 
 
+def _underscored(options, where):
+    """(options with every dashed key in its underscore spelling, None) or (None, why not)."""
+    out = {}
+    for key, value in options.items():
+        name = key.replace('-', '_') if isinstance(key, str) else key
+        if name in out:
+            # never a value: one of them may be the secret
+            return None, '%s: %s given twice (%s and %s): keep one' % (where, name, name, name.replace('_', '-'))
+        out[name] = value
+    return out, None
+
+
+def drbd_resource_args(module, args):
+    """(args, problem): drbd_resource's resources with the keys of each resource and of its `net`
+    spelled as the module declares them. drbd.conf spells options with dashes (shared-secret), and
+    the role's variables may too; the module declares every key with underscores (Ansible's option
+    names are identifiers) so that Ansible masks the shared secret in its start-up log line. Any
+    other module's args unchanged."""
+    prefix, _dot, name = (module or '').rpartition('.')
+    if prefix not in ('benchlab.bench', '') or name != 'drbd_resource' or not isinstance(args, dict) \
+            or not isinstance(args.get('resources'), list):
+        return args, None
+    resources = []
+    for i, res in enumerate(args['resources']):
+        if isinstance(res, dict):
+            res, problem = _underscored(res, 'resources[%d]' % i)
+            if problem:
+                return args, problem
+            if isinstance(res.get('net'), dict):
+                net, problem = _underscored(res['net'], 'resources[%d].net' % i)
+                if problem:
+                    return args, problem
+                res['net'] = net
+        resources.append(res)
+    return dict(args, resources=resources), None
+
+
 class TargetModuleAction(NormalAction):
     """ansible.builtin.normal (what runs a module that has no action plugin), plus the check of the
     target's Python when the module could not start (see the module docstring)."""
 
     def run(self, tmp=None, task_vars=None):
-        self._task.args = benchmark_args(self._task.resolved_action or self._task.action, self._task.args)
+        module = self._task.resolved_action or self._task.action
+        self._task.args, problem = drbd_resource_args(module, benchmark_args(module, self._task.args))
+        if problem:
+            return dict(failed=True, changed=False, msg=problem)
         result = super(TargetModuleAction, self).run(tmp, task_vars)
         return self._target_python_check(result, task_vars)
 

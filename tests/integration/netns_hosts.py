@@ -7,7 +7,8 @@
 
 The namespaces share this machine's filesystem. Everything made (namespaces, veths, the bridge,
 sshd processes and Ansible's ssh control masters for these hosts) is removed on exit, also when
-the body fails.
+the body fails; so are /run/netns (made by the first `ip netns add`, a bind mount onto itself) and
+/run/sshd (sshd's privilege separation directory) when this made them and they are empty again.
 """
 
 import contextlib
@@ -81,8 +82,26 @@ class Fleet(object):
                 pass
 
 
+RUN_DIRS = (Path('/run/netns'), Path('/run/sshd'))
+
+
+def remove_if_made_and_empty(path, made):
+    """Remove `path` if it is in `made` (it did not exist before) and empty now; `ip netns add`
+    bind-mounts /run/netns onto itself, so its mounts go first. Anything found in it is left alone."""
+    if path not in made or not path.is_dir() or os.listdir(str(path)):
+        return
+    for _i in range(5):  # until it is no mount point (os.path.ismount misses a bind mount onto itself)
+        if sh('umount', '-n', path, check=False).returncode != 0:
+            break
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
 @contextlib.contextmanager
 def ssh_hosts(n, tmp):
+    made = [d for d in RUN_DIRS if not d.exists()]
     fleet = Fleet(tmp)
     tmp = fleet.tmp
     tmp.mkdir(parents=True, exist_ok=True)
@@ -138,3 +157,5 @@ def ssh_hosts(n, tmp):
         for i in range(1, len(fleet.namespaces) + 1):  # a veth whose namespace is gone goes with it
             sh('ip', 'link', 'del', 'bl9v%d' % i, check=False)
         sh('ip', 'link', 'del', BRIDGE, check=False)
+        for d in RUN_DIRS:
+            remove_if_made_and_empty(d, made)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import BIN, FILES, REPO, load_run, run, run_dirs
-from netns_hosts import ssh_hosts
+from netns_hosts import RUN_DIRS, ssh_hosts
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import TOGETHER_MIN, together
@@ -227,6 +227,7 @@ def test_install_check_over_ssh(tmp_path, env):
     pty there, whose CR LF line ends and any login banner must not count as a missing tool."""
     if not Path('/usr/sbin/sshd').exists():
         pytest.skip('openssh-server is not installed (.ci/run installs it)')
+    absent = [d for d in RUN_DIRS if not d.exists()]
     with ssh_hosts(1, tmp_path / 'fleet') as fleet:
         (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(fleet.inventory()))
         matrix = tmp_path / 'matrix.yml'
@@ -235,6 +236,8 @@ def test_install_check_over_ssh(tmp_path, env):
                     '-e', '@%s' % matrix, '-e', 'bench_install_tools=true', '-e', '{"bench_tools_tools": [dd, fio]}'],
                    dict(env, **fleet.env()))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # nothing left behind: /run/netns (ip netns add) and /run/sshd go again when the fleet made them
+    assert [d for d in absent if d.exists()] == []
     role = proc.stdout[proc.stdout.index("TASK [Install the tools with the collection's role]"):].split('TASK [', 2)[1]
     assert 'skipping: [node01]' in role, role
     assert 'TASK [benchlab.bench.bench_tools' not in proc.stdout and 'Gather the facts the role needs' not in proc.stdout

@@ -1,7 +1,8 @@
 """benchlab.bench.dd test copy with input on REAL loop devices (root), through `ansible -m`: a
 block device copied onto another (dd if=A of=B bs=4M conv=fdatasync, caches dropped first), and
 the device guard's refusals of the destination (not destructive, a signature without force, the
-destination mounted, the same device twice). After the copy the destination's first `size` bytes
+destination mounted, the same device twice; every class with the data checked, also a partition of
+the input: test_devguard_live.py). After the copy the destination's first `size` bytes
 equal the source's; after every refusal the destination's bytes are what they were.
 
 Needs the lab lock (loop devices): `flock /work/wt/lab.lock .venv/bin/python -m pytest
@@ -84,6 +85,7 @@ def test_block_device_copy_and_the_guard_on_real_loop_devices(env, loops, tmp_pa
 
     rc, status, res = module(env, 'dd', dict(args, input=dst, destructive=True))  # the same device
     assert 'FAILED' in status and 'same device' in res['msg'], res
+    assert digest(dst) == before
 
     rc, status, res = module(env, 'dd', dict(args, destructive=True))
     assert rc == 0 and 'SUCCESS' in status, res

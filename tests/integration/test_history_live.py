@@ -151,10 +151,21 @@ def test_compare_and_the_regression_gate_against_postgresql(pg, tmp_path):
                 '-e', 'candidate=after', '-e', 'fail_on_regression=true'], env)
     assert gate.returncode != 0
     assert 'benchlab regression gate' in gate.stdout and 'REGRESSION' in gate.stdout, gate.stdout[-3000:]
+    # the same three outputs again: three repetitions cannot rule out a 5% regression, and a gate
+    # that cannot judge fails, naming what it could not judge and the repetitions that would settle it
     same = run([BIN / 'ansible-playbook', 'playbooks/compare.yml', '-e', 'baseline=before',
                 '-e', 'candidate=before-again', '-e', 'fail_on_regression=true'], env)
-    assert same.returncode == 0 and 'no regression' in same.stdout, same.stdout[-3000:]
-    _no_password(pg, [gate.stdout, gate.stderr, same.stdout, same.stderr], [tmp_path / 'runs'])
+    assert same.returncode != 0, same.stdout[-3000:]
+    assert 'could not be judged' in same.stdout and 'REGRESSION' not in same.stdout, same.stdout[-3000:]
+    assert 'repetitions per side would settle it' in same.stdout, same.stdout[-3000:]
+    # with a margin those three repetitions can settle, the same data passes as no regression
+    wide = run([BIN / 'ansible-playbook', 'playbooks/compare.yml', '-e', 'baseline=before',
+                '-e', 'candidate=before-again', '-e', 'fail_on_regression=true',
+                '-e', 'regression_threshold=40'], env)
+    assert wide.returncode == 0 and 'no regression' in wide.stdout, wide.stdout[-3000:]
+    assert 'could not be judged' not in wide.stdout, wide.stdout[-3000:]
+    _no_password(pg, [gate.stdout, gate.stderr, same.stdout, same.stderr, wide.stdout, wide.stderr],
+                 [tmp_path / 'runs'])
 
 
 LOST_PLAYBOOK = """---

@@ -165,12 +165,6 @@ def test_resume_skips_a_line_that_is_json_but_not_an_object_naming_its_line(tmp_
     assert jsonl.read_text() == '[1, 2, 3]\n' + good + '"a string"\n'  # nothing dropped from the file
 
 
-# The owned cleanup (issue 14 section 2, roles/bench_run) is another branch's work; until it is
-# merged the rescue still removes every benchlab-* directory of the cell path.
-OLD_RESCUE = '[pkill, -KILL, -f' in (REPO / 'roles' / 'bench_run' / 'tasks' / 'run.yml').read_text()
-
-
-@pytest.mark.skipif(OLD_RESCUE, reason='needs the owned cleanup of roles/bench_run (issue 14 section 2)')
 def test_a_failing_run_in_the_project_directory_keeps_the_runs_and_the_user_s_files(tmp_path, env):
     """The cell path is the project directory: benchlab-runs (the default output directory) and a
     user's benchlab-notes live there. A run that fails (fio outliving its timeout) must not take

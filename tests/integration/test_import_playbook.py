@@ -1,7 +1,21 @@
 """playbooks/import.yml for real: the field reports' raw outputs shipped in playbooks/files/imports
 imported through ansible-playbook with the report callback; the five report files, results.json
 valid against its schema, the run in the history, compare.yml between two imported runs, and a
-manifest with an output that does not parse storing nothing."""
+manifest with an output that does not parse storing nothing.
+
+Reproduced means derived: what each field report concluded from its outputs is asserted from the
+imported records (the transcripts' durations, the bonnie++ tables' figures), and the analysis is
+checked against those records, never against the figures that were read in:
+- reference 000: the "slower than Test 1 (in %)" column (1 - baseline duration / duration, the
+  post's published 0.000 / 5.888 / 9.004 / 13.887) and its two conclusions, writing in a VPS about
+  5-6 % slower than on the host, with DRBD about 8-9 % slower than without, at both levels of the
+  other factor;
+- reference 003: each node against its own run without DRBD (baseline_by: node), and what the post
+  saw in its results: per-char reads faster with DRBD on node1, block reads slower with DRBD on both
+  nodes, the two DRBD versions about the same for block reads, creates and deletes far lower with
+  DRBD and deletes lower still with 0.7.19 than with 0.7.10.
+The KVM-versions report (three builds side by side) ships no figures (scenarios/kvm_versions:
+written, not imported), so there is no import whose ordering of the builds could be derived."""
 
 import csv
 import json
@@ -82,6 +96,84 @@ def test_reference_000_table_in_the_report(imported):
     assert doc['matrix'] == 'reference-000-dd-drbd-vps' and doc['plan']['baseline'] == 'host w/o DRBD'
     assert set(r['host'] for r in doc['records']) == {'werner-node'}
     assert [r['repetition'] for r in doc['records']] == [1, 1, 1, 1]
+
+
+def records_by_cell(tmp, run_id):
+    doc = json.loads((tmp / 'runs' / run_id / 'results.json').read_text())
+    by_cell = dict((r['labels']['cell'], r) for r in doc['records'])
+    assert len(by_cell) == len(doc['records'])
+    return doc, by_cell
+
+
+def test_reference_000_conclusions_derived_from_the_records(imported):
+    tmp, _procs = imported
+    doc, recs = records_by_cell(tmp, 'imp-000-a')
+    # the durations the transcripts give: dd's real time plus the final sync's
+    duration = dict((cell, r['metrics']['elapsed']['value']) for cell, r in recs.items())
+
+    def slower(cell, base):
+        return (1 - duration[base] / duration[cell]) * 100
+
+    cells = ['host w/o DRBD', 'VPS w/o DRBD', 'host with DRBD', 'VPS with DRBD']
+    # the post's column "slower than Test 1 (in %)", as it published it, from the records
+    assert ['%.3f' % slower(c, 'host w/o DRBD') for c in cells] == ['0.000', '5.888', '9.004', '13.887']
+    # the analysis says the same, computed from the same records
+    (bench,) = doc['analysis']['benchmarks']
+    analysed = dict((c['cell'], c['metrics']['throughput']) for c in bench['cells'])
+    for cell in cells[1:]:
+        assert abs(analysed[cell]['slower_pct'] - slower(cell, 'host w/o DRBD')) < 1e-9, cell
+        assert analysed[cell]['delta_pct'] < 0 and analysed[cell]['better'] == 'higher'
+    assert sorted(cells, key=duration.get) == cells   # each layer added made the write slower
+    # "Writing within a VPS was about 5-6% slower than on the host system": without and with DRBD
+    vps = [slower('VPS w/o DRBD', 'host w/o DRBD'), slower('VPS with DRBD', 'host with DRBD')]
+    assert [round(x) for x in vps] == [6, 5], vps
+    # "Writing with using DRBD was about 8-9% slower than without DRBD": on the host and in the VPS
+    drbd = [slower('host with DRBD', 'host w/o DRBD'), slower('VPS with DRBD', 'VPS w/o DRBD')]
+    assert [round(x) for x in drbd] == [9, 8], drbd
+
+
+def test_reference_003_conclusions_derived_from_the_records(imported):
+    tmp, _procs = imported
+    doc, recs = records_by_cell(tmp, 'imp-003')
+    (bench,) = doc['analysis']['benchmarks']
+    analysed = dict((c['cell'], c) for c in bench['cells'])
+
+    def value(cell, metric):
+        return recs[cell]['metrics'][metric]['value']
+
+    def rel(cell, metric, base=None):
+        """The cell against its own node's run without DRBD (or `base`), from the records: %."""
+        base = base or '%s without DRBD' % cell.split()[0]
+        return (value(cell, metric) / value(base, metric) - 1) * 100
+
+    drbd_cells = ['%s DRBD %s' % (n, v) for n in ('node1', 'node2') for v in ('0.7.10-4', '0.7.19-1')]
+    # each node against its own baseline (baseline_by: node): the analysis' figures are the records'
+    for cell in drbd_cells:
+        assert analysed[cell]['baseline_cell'] == '%s without DRBD' % cell.split()[0]
+        for metric in ('seq_output_block', 'seq_input_char', 'seq_input_block', 'seq_create', 'seq_delete',
+                       'random_create', 'random_delete'):
+            assert abs(analysed[cell]['metrics'][metric]['delta_pct'] - rel(cell, metric)) < 1e-9, (cell, metric)
+    # node2 against node1's baseline would say something else (its disk writes blocks slower)
+    assert abs(rel('node2 DRBD 0.7.10-4', 'seq_output_block', 'node1 without DRBD')
+               - analysed['node2 DRBD 0.7.10-4']['metrics']['seq_output_block']['delta_pct']) > 10
+    # the nodes' relative figures: DRBD costs each node 40-47 % of its block writes, with both versions
+    losses = dict((cell, rel(cell, 'seq_output_block')) for cell in drbd_cells)
+    assert all(-47.5 < x < -40 for x in losses.values()), losses
+    # 4.1 "the reading per character with DRBD (both versions) is faster than without": on node1
+    assert rel('node1 DRBD 0.7.10-4', 'seq_input_char') > 0 and rel('node1 DRBD 0.7.19-1', 'seq_input_char') > 0
+    # 4.2 reads differ with and without DRBD: block reads slower with DRBD, on both nodes
+    assert all(rel(cell, 'seq_input_block') < -10 for cell in drbd_cells)
+    # 4.3 "the results between DRBD 0.7.10-4 and DRBD 0.7.19-1 seem a bit similar" (block reads)
+    for node in ('node1', 'node2'):
+        assert abs(rel('%s DRBD 0.7.19-1' % node, 'seq_input_block')
+                   - rel('%s DRBD 0.7.10-4' % node, 'seq_input_block')) < 1
+    # 4.4 creates and deletes "really decreased" with DRBD, deletes lower still with 0.7.19-1
+    for cell in drbd_cells:
+        for metric in ('seq_create', 'random_create', 'seq_delete', 'random_delete'):
+            assert rel(cell, metric) < -30, (cell, metric, rel(cell, metric))
+    for node in ('node1', 'node2'):
+        for metric in ('seq_delete', 'random_delete'):
+            assert value('%s DRBD 0.7.19-1' % node, metric) < value('%s DRBD 0.7.10-4' % node, metric), (node, metric)
 
 
 def test_reference_003_hosts_and_plan(imported):

@@ -23,9 +23,11 @@ CACHE_ROOT = Path(os.environ.get('BENCHLAB_IMAGE_CACHE', '/var/cache/benchlab'))
 SUITE = 'bookworm'
 MIRROR = 'deb http://deb.debian.org/debian bookworm main'
 # drbd-utils: drbdadm-84 drives the cloud kernel's in-tree DRBD 8.4 module (the DRBD test);
-# bonnie++ for the DRBD matrix; kmod for modprobe.
+# bonnie++ for the DRBD matrix; kmod for modprobe; lvm2, mdadm and fio for the device guard's holder
+# classes (guard_holders.py: an LVM volume and an md mirror, dd and fio refused on their members).
 PACKAGES = ['systemd-sysv', 'udev', 'openssh-server', 'python3', 'iperf3', 'iproute2',
-            'linux-image-cloud-amd64', 'initramfs-tools', 'zstd', 'drbd-utils', 'bonnie++', 'kmod']
+            'linux-image-cloud-amd64', 'initramfs-tools', 'zstd', 'drbd-utils', 'bonnie++', 'kmod',
+            'lvm2', 'mdadm', 'fio']
 IMAGE_SIZE = '1G'
 RECIPE_VERSION = '2'
 CUSTOMIZE = [
@@ -36,7 +38,8 @@ CUSTOMIZE = [
     'chmod 0600 "$1/root/.ssh/authorized_keys"',
     'chroot "$1" systemctl enable systemd-networkd.service systemd-network-generator.service',
     'chroot "$1" systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer'
-    ' e2scrub_all.timer fstrim.timer 2>/dev/null || true',
+    ' e2scrub_all.timer fstrim.timer lvm2-monitor.service mdmonitor.service mdmonitor-oneshot.timer'
+    ' mdcheck_start.timer mdcheck_continue.timer 2>/dev/null || true',
     'cp -L "$1"/boot/vmlinuz-* "$KVMT_OUT/vmlinuz"',
     'cp -L "$1"/boot/initrd.img-* "$KVMT_OUT/initrd.img"',
     'rm -f "$1"/boot/initrd.img-*',

@@ -25,6 +25,11 @@ What happens, all for real:
   host -> guest at the same time (a cell each, its client in the guest plus a concurrent pair
   whose client is on the host, both waiting for one agreed start), one guest after the other;
   the report lays out bridged vs routed side by side (`pivot: net`);
+- then, in the same routed guest (no extra boot), the device guard's holder classes that this
+  machine's kernel cannot make (guard_holders.py): an md mirror, an LVM volume and a DRBD device that
+  is up, on loop devices in the guest; benchlab.bench.dd and benchlab.bench.fio are refused on their
+  members naming the holder, the members' and the array's / volume's bytes unchanged, and write
+  once the holders are released;
 - the role tears both guests and the routed network down; the bridge is the test's, not the
   role's: it must still be there afterwards, then the test removes it (on a failure it dies with
   the lab's network namespace). The test checks nothing is left.
@@ -43,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / '.collections'))  # the analysis' own overlap measure
 
+import guard_holders  # noqa: E402  pylint: disable=wrong-import-position
 import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 import vmlab  # noqa: E402  pylint: disable=wrong-import-position
@@ -209,6 +215,15 @@ def test_a_routed_and_a_bridged_guest_are_provisioned_benchmarked_and_removed(tm
         figures.update(check_iperf(records, json.loads((run / 'results.json').read_text()), report))
         # the bridged guest's tap device is a port of the test's bridge
         assert vmlab.in_lab(lab, 'ip', '-o', 'link', 'show', 'master', BRIDGE['name']).stdout.strip()
+
+        # the device guard's holders (md, device-mapper, DRBD) in the routed guest
+        guard_inv = vmlab.write_json(tmp_path / 'guard-inventory.json',
+                                     vmlab.static_inventory(image, tmp_path, {GUEST: NET['guest']}))
+        guard = vmlab.timed_playbook(lab, env, guard_inv, tmp_path, 'guard',
+                                     guard_holders.play(GUEST, tmp_path / 'guard.json'), timings, timeout=900)
+        assert guard.returncode == 0, guard.stdout[-8000:]
+        figures.update(('guard %s' % k, v) for k, v in guard_holders.check(
+            json.loads((tmp_path / 'guard.json').read_text())).items() if k == 'refused')
 
         down = vmlab.timed_playbook(lab, env, inv, tmp_path, 'down', tmp_path / 'down.yml', timings, timeout=600)
         assert down.returncode == 0, down.stdout[-4000:]

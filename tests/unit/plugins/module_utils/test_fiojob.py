@@ -282,3 +282,16 @@ def test_hostile_fio_job(case):
         out = check()
         assert out['devices'] == case['devices']
         assert [list(o) for o in out['outside']] == case['outside']
+
+
+@pytest.mark.parametrize('key', ['http_pass', 'HTTP_S3_KEY', 'http_s3_keyid', 'http_swift_auth_token'])
+def test_credentials_are_refused_without_their_value_even_when_unsafe_is_allowed(tmp_path, key):
+    value = 'sEcr3t-not-for-fio'
+    text = '[s3]\nioengine=http\nhttp_host=example.invalid\n%s=%s\n' % (key, value)
+    for sections, origin, where in ((parse_job_file(text), 'job.fio', 'job.fio line 4 ([s3]): %s' % key),
+                                    (options_to_sections({'ioengine': 'http', key: value}), 'options',
+                                     'options: %s' % key)):
+        with pytest.raises(FioJobError) as e:
+            check_fio_job(sections, str(tmp_path), allow_unsafe=True, origin=origin)
+        assert str(e.value).startswith(where + ' is refused: it carries a credential'), str(e.value)
+        assert value not in str(e.value)

@@ -121,3 +121,29 @@ def test_the_shared_action_plugin_adds_nothing():
 def test_requires_ansible_admits_216_to_220():
     runtime = yaml.safe_load((REPO / 'meta/runtime.yml').read_text())
     assert runtime['requires_ansible'] == '>=2.16.0'
+
+
+def test_drbd_resource_gets_its_keys_spelled_as_it_declares_them():
+    """drbd.conf's dashes become the underscores drbd_resource declares (so its no_log covers the
+    secret whichever way it is spelled); nothing else changes, no other module's args are touched."""
+    args = {'config_dir': '/etc/drbd.d', 'resources': [
+        {'name': 'r0', 'incon-degr-cmd': 'halt -f', 'disk_options': {'on-io-error': 'detach'},
+         'net': {'shared-secret': 's3cret', 'max-buffers': 8000, 'cram_hmac_alg': 'sha1'},
+         'nodes': [{'name': 'a', 'node-id': 0}]},
+        'not a mapping']}
+    out, problem = compat.drbd_resource_args('benchlab.bench.drbd_resource', args)
+    assert problem is None
+    assert out['resources'][0] == {'name': 'r0', 'incon_degr_cmd': 'halt -f', 'disk_options': {'on-io-error': 'detach'},
+                                   'net': {'shared_secret': 's3cret', 'max_buffers': 8000, 'cram_hmac_alg': 'sha1'},
+                                   'nodes': [{'name': 'a', 'node-id': 0}]}
+    assert out['resources'][1] == 'not a mapping' and out['config_dir'] == '/etc/drbd.d'
+    assert args['resources'][0]['net'] == {'shared-secret': 's3cret', 'max-buffers': 8000, 'cram_hmac_alg': 'sha1'}
+    assert compat.drbd_resource_args('benchlab.bench.drbd_md', args) == (args, None)
+    assert compat.drbd_resource_args('drbd_resource', {'resources': 'x'}) == ({'resources': 'x'}, None)
+
+
+def test_both_spellings_of_a_key_are_refused_without_the_values():
+    args = {'resources': [{'name': 'r0'}, {'name': 'r1', 'net': {'shared_secret': 'AAA', 'shared-secret': 'BBB'}}]}
+    out, problem = compat.drbd_resource_args('drbd_resource', args)
+    assert problem == 'resources[1].net: shared_secret given twice (shared_secret and shared-secret): keep one'
+    assert 'AAA' not in problem and 'BBB' not in problem and out is args
