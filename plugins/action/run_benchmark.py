@@ -34,7 +34,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_d
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    Outcome, by_name, failed_run, phase_args, records_of, run_guards, run_title, stamp)
+    Outcome, by_name, failed_run, phase_args, phase_run_args, records_of, run_guards, run_title, stamp)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import record_problems
 
@@ -170,13 +170,14 @@ class ActionModule(TargetModuleAction):
         return result
 
     def _options(self, run, args, results):
-        """The run's module options: its params, and the options every benchmark shares (labels, its
-        guards with what the phases found and the agreed start, run id and key)."""
+        """The run's module options: its params, what its phases decided (run_args), and the options
+        every benchmark shares (labels, its guards with what the phases found and the agreed start,
+        run id and key)."""
         guards = run_guards(run, results, args.get('start_at'))
         guards.update(args.get('guards') or {})
         shared = dict(labels=args.get('labels') or run.get('labels'), guards=guards,
                       run_id=args.get('run_id') or self._session.get('run_id'), run_key=run.get('key'))
-        return module_args(run, shared)
+        return dict(module_args(run, shared), **phase_run_args(run, results))
 
     def _background(self, module, items, runs, outcome):
         """The batch in the background on the host, each run's result followed from its spool."""

@@ -23,6 +23,7 @@ Every run goes through the action benchlab.bench.run_benchmark, in roles/bench_r
       {name, at, host, module (a benchlab.bench module), args,
        args_from: {option: '<phase name>.<result key>'},   # after: from an earlier phase's result
        guard: {guard name: '<result key>'},                 # before: the run's guards option takes it
+       run_args: {option: '<result key>'},                  # before: the run's module option takes it
        ignore_errors: bool,                                 # a failure is recorded, not the run's
        async_s: seconds, start_at: bool,                    # start: in the background, on the moment
        collect: '<start phase name>', records: bool}        # after: the records of a started phase
@@ -53,8 +54,8 @@ BATCH_MAX_RUNS = 50
 # it synchronous: it is expected to end well within its benchmark's async_after_s).
 SYNC_LIMIT_S = 900
 PHASE_AT = ('before', 'start', 'after')
-PHASE_KEYS = ('name', 'at', 'host', 'module', 'args', 'args_from', 'guard', 'ignore_errors', 'async_s', 'start_at',
-              'collect', 'records')
+PHASE_KEYS = ('name', 'at', 'host', 'module', 'args', 'args_from', 'guard', 'run_args', 'ignore_errors', 'async_s',
+              'start_at', 'collect', 'records')
 DRBD_DEFAULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                              'roles', 'drbd', 'defaults', 'main.yml')
 
@@ -234,6 +235,19 @@ def run_guards(run, results, start_at=None):
     if start_at is not None:
         guards['start_at'] = float(start_at)
     return guards
+
+
+def phase_run_args(run, results):
+    """The run's module options its phases decided (run_args: an iperf 2 UDP server that listens on a
+    port per stream has its client send each stream to its own port); what a phase did not say is left
+    to the module's default."""
+    args = {}
+    for ph in run.get('phases') or []:
+        for option, key in (ph.get('run_args') or {}).items():
+            value = result_value(results, '%s.%s' % (ph['name'], key))
+            if value is not None:
+                args[option] = value
+    return args
 
 
 def phase_args(phase, results, start_at=None):

@@ -21,6 +21,17 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import valid
 PORTS = list(range(15711, 15740))
 
 
+def argv_ports(argv):
+    """The ports an iperf argv names: a port, or every port of a range (an iperf 2 server on a port
+    per stream: -p 15736-15737)."""
+    out = set()
+    for arg in argv:
+        first, _sep, last = arg.partition('-')
+        if first.isdigit() and (not last or last.isdigit()):
+            out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
 def iperf_processes(ports=None):
     """(pid, argv) of live (non-zombie) iperf/iperf3 processes that use one of `ports`."""
     ports = PORTS if ports is None else ports
@@ -37,7 +48,7 @@ def iperf_processes(ports=None):
             continue
         if not argv or os.path.basename(argv[0]) not in ('iperf', 'iperf3') or state in ('Z', 'X'):
             continue
-        if any(str(p) in argv for p in ports):
+        if argv_ports(argv) & set(ports):
             found.append((int(name), argv))
     return found
 
@@ -115,6 +126,34 @@ def test_iperf2_tcp_and_udp(env, iperf_guard):
     rec = valid(res['bench_result'])
     assert rec['test'] == 'udp_reverse' and 'jitter' in rec['metrics'] and 'lost_pct' in rec['metrics']
     assert '-u' in res['server_cmd']
+
+
+def test_iperf2_udp_streams_each_on_a_port_of_their_own(env, iperf_guard):
+    """iperf 2.1's server takes a port range and its client --incr-dstport: each parallel UDP stream has
+    a port of its own, so no stream's first datagram races another stream's accept (ICMP port
+    unreachable, "recvmsg failed: Connection refused"); the server is one process, stopped by its pid."""
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15722,
+                                            'time': 1, 'version': 2, 'udp': True, 'bandwidth': '10M',
+                                            'reverse': True, 'parallel': 2, 'window': '256k'})
+    assert rc == 0, res
+    assert res['server_cmd'][res['server_cmd'].index('-p') + 1] == '15722-15723' and '--incr-dstport' in res['cmd']
+    rec = valid(res['bench_result'])
+    assert rec['test'] == 'udp_reverse' and rec['params']['streams'] == 2
+    assert not any('refused' in w for w in rec['warnings']), rec['warnings']
+    assert res['signal'] in ('SIGTERM', 'SIGKILL')
+    # the server role: it says so (incr_dstport), the client sends each stream to its own port
+    rc, status, srv = module(env, 'iperf', {'role': 'server', 'bind': '127.0.0.1', 'port': 15724, 'version': 2,
+                                            'udp': True, 'parallel': 2})
+    assert rc == 0 and srv['ports'] == [15724, 15725] and srv['incr_dstport'] is True, srv
+    assert [p for p, _a in iperf_processes([15725])] == [srv['pid']]
+    rc, status, cli = module(env, 'iperf', {'server': '127.0.0.1', 'port': 15724, 'time': 1, 'version': 2, 'udp': True,
+                                            'bandwidth': '10M', 'parallel': 2, 'incr_dstport': True})
+    assert rc == 0 and '--incr-dstport' in cli['cmd'], cli
+    assert valid(cli['bench_result'])['params']['streams'] == 2
+    rc, status, stop = module(env, 'iperf', {'role': 'server', 'state': 'stopped', 'pid': srv['pid']})
+    assert rc == 0 and stop['stopped'] is True, stop
+    assert 'Server listening on UDP ports 15724-15725' in stop['server_output']
+    assert iperf_processes([15724, 15725]) == []
 
 
 @pytest.mark.parametrize('version,udp', [(3, False), (2, False), (2, True)])
@@ -224,13 +263,14 @@ def item(port, **params):
 
 @pytest.mark.parametrize('port,params', [
     (15731, {}),
-    (15732, {'version': 2, 'udp': True, 'bandwidth': '10M', 'reverse': True, 'parallel': 2, 'window': '256k'}),
+    # an iperf 2 UDP server of two streams listens on 15736-15737 (a port per stream)
+    (15736, {'version': 2, 'udp': True, 'bandwidth': '10M', 'reverse': True, 'parallel': 2, 'window': '256k'}),
 ])
 def test_bench_run_tasks_file(env, tmp_path, iperf_guard, port, params):
     proc = run_tasks_file(env, tmp_path, item(port, **params))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert STOP in proc.stdout
-    assert iperf_processes([port]) == []
+    assert iperf_processes([port, port + 1]) == []
     results, jsonl = load_run(run_dirs(tmp_path / 'runs')[-1])
     recs = [r for r in jsonl if r.get('tool') in ('iperf', 'iperf3')]
     assert len(recs) == 1, jsonl
@@ -244,6 +284,9 @@ def test_bench_run_tasks_file(env, tmp_path, iperf_guard, port, params):
     assert not any('other benchmark processes' in w for w in rec['warnings']), rec['warnings']
     if params:
         assert rec['tool'] == 'iperf' and rec['test'] == 'udp_reverse' and rec['params']['streams'] == 2
+        # the server phase's answer reached the client: each stream on its own port, none refused
+        assert '--incr-dstport' in rec['cmd'], rec['cmd']
+        assert not any('refused' in w for w in rec['warnings']), rec['warnings']
 
 
 def test_bench_run_tasks_file_stops_the_server_when_the_client_fails(env, tmp_path, iperf_guard):

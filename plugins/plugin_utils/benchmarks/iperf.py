@@ -40,6 +40,7 @@ NOT_PARAMS = {
     'spawn_server': 'the server is a phase of the run (server_host)',
     'server_timeout': "the server phase's: the run's time + 120 s",
     'grace': "the server phase's",
+    'incr_dstport': "the server phase's answer (an iperf 2 UDP server that listens on a port per stream)",
 }
 PARAMS = {
     'port': {'minimum': 1, 'maximum': 65535},
@@ -74,7 +75,7 @@ PLAN_PARAMS = {
 }
 # The options of a client the run and its concurrent pairs share.
 _CLIENT = ('version', 'time', 'reverse', 'parallel', 'window', 'udp', 'bandwidth')
-_SERVER = ('version', 'udp', 'window')
+_SERVER = ('version', 'udp', 'window', 'parallel')
 
 
 def hosts(params):
@@ -102,11 +103,19 @@ def _base_port(params):
     return int(params.get('port') or (5001 if int(params.get('version') or 3) == 2 else 5201))
 
 
+def ports_per_server(params):
+    """The ports one server may take: an iperf 2 UDP server of several streams listens on a port per
+    stream where its iperf 2 can (the module decides on the host; the plan keeps them free)."""
+    version, parallel = int(params.get('version') or 3), int(params.get('parallel') or 1)
+    return parallel if version == 2 and params.get('udp') and parallel > 1 else 1
+
+
 def pairs(run):
-    """The concurrent pairs of a run, each with its port (default: the run's port + n) and number."""
+    """The concurrent pairs of a run, each with its port (default: the run's port + n times the ports
+    a server may take) and number."""
     params = run.get('params') or {}
-    base = _base_port(params)
-    return [dict(p, port=int(p.get('port') or base + n), pair=n + 1)
+    base, span = _base_port(params), ports_per_server(params)
+    return [dict(p, port=int(p.get('port') or base + n * span), pair=n + 1)
             for n, p in enumerate(params.get('concurrent') or [], 1)]
 
 
@@ -144,14 +153,16 @@ def phases(run, hostvars):
     server = dict(_pick(params, _SERVER), role='server', state='started', server_timeout=limit)
     stop = dict(_pick(params, ('version',)), role='server', state='stopped')
     extra = pairs(run)
+    # a server on a port per stream (iperf 2 UDP, where it can) has its client send each stream to its own
     out = [dict(name='server', at='before', host=params.get('server_host') or run['host'], module='benchlab.bench.iperf',
-                args=dict(server, bind=params.get('server_address') or '127.0.0.1', **_pick(params, ('port',))))]
+                args=dict(server, bind=params.get('server_address') or '127.0.0.1', **_pick(params, ('port',))),
+                run_args={'incr_dstport': 'incr_dstport'})]
     out.extend(dict(name='server-%d' % p['pair'], at='before', host=p['server_host'], module='benchlab.bench.iperf',
                     args=dict(server, bind=p['server_address'], port=p['port'])) for p in extra)
     client = _pick(params, _CLIENT)
     guards = {'quiesce': False, 'cooldown_s': 0, 'warmup': bool((run.get('guards') or {}).get('warmup'))}
     out.extend(dict(name='pair-%d' % p['pair'], at='start', host=p['client_host'], module='benchlab.bench.iperf',
-                    async_s=limit, start_at=True, records=True,
+                    async_s=limit, start_at=True, records=True, args_from={'incr_dstport': 'server-%d.incr_dstport' % p['pair']},
                     args=dict(client, role='client', server=p['server_address'], port=p['port'], guards=guards,
                               labels=_labels(run, p['pair'], len(extra) + 1, p['client_host'])))
                for p in extra)

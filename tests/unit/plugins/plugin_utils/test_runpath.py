@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    Outcome, PhaseError, by_name, phase_args, phase_problems, run_guards, run_phases, start_delay_s)
+    Outcome, PhaseError, by_name, phase_args, phase_problems, phase_run_args, run_guards, run_phases, start_delay_s)
 
 PAIRS = [{'client_host': 'c2', 'server_host': 's2', 'server_address': '10.0.0.2'},
          {'client_host': 'c3', 'server_host': 's3', 'server_address': '10.0.0.3', 'port': 6000}]
@@ -44,6 +44,28 @@ def test_iperf_declares_its_servers_and_concurrent_pairs():
     assert start_delay_s(run) == pytest.approx(2 + 1.5 * 2)
     assert start_delay_s(_iperf_run(concurrent=PAIRS, start_delay_s=9)) == 9
     assert start_delay_s(_iperf_run()) is None
+
+
+def test_an_iperf2_udp_server_of_several_streams_keeps_a_port_per_stream_and_tells_its_clients():
+    """Its server may listen on port..port+parallel-1 (the module decides from the host's iperf 2):
+    the pairs' default ports leave that range free, and the server's answer (incr_dstport) becomes
+    the option of the run's own client and of each pair's."""
+    run = _iperf_run(concurrent=PAIRS, version=2, udp=True, parallel=3)
+    by = dict((p['name'], p) for p in run_phases(run, {}))
+    assert by['server']['args']['parallel'] == 3 and by['server']['run_args'] == {'incr_dstport': 'incr_dstport'}
+    # 5001-5003 the run's own server, 5004-5006 pair 2's; pair 3 has its own port
+    assert by['server-2']['args']['port'] == 5004 and by['pair-2']['args']['port'] == 5004
+    assert by['server-3']['args']['port'] == 6000
+    assert by['pair-2']['args_from'] == {'incr_dstport': 'server-2.incr_dstport'}
+    assert phase_args(by['pair-2'], by_name([_done('server-2', pid=7, incr_dstport=True)]))['incr_dstport'] is True
+    run = dict(run, phases=list(by.values()))
+    assert phase_run_args(run, by_name([_done('server', pid=7, incr_dstport=True)])) == {'incr_dstport': True}
+    assert phase_run_args(run, by_name([_done('server', pid=7, incr_dstport=False)])) == {'incr_dstport': False}
+    # the server did not say (it failed): the module's default
+    assert phase_run_args(run, by_name([_done('server', failed=True, msg='bind')])) == {}
+    # TCP or iperf3: a port per server, as before
+    plain = dict((p['name'], p) for p in run_phases(_iperf_run(concurrent=PAIRS, version=2, parallel=3), {}))
+    assert plain['server-2']['args']['port'] == 5002
 
 
 def test_the_path_adds_its_own_phases_first():
