@@ -29,7 +29,9 @@ What happens, all for real:
   machine's kernel cannot make (guard_holders.py): an md mirror, an LVM volume and a DRBD device that
   is up, on loop devices in the guest; benchlab.bench.dd and benchlab.bench.fio are refused on their
   members naming the holder, the members' and the array's / volume's bytes unchanged, and write
-  once the holders are released;
+  once the holders are released; before the release, the layer resolver on the guest's Python
+  (guest_layers.py, benchlab.bench.observe in check mode) resolves a directory on ext4 on the LVM
+  volume, the md mirror and the DRBD device down to their loop devices, backing files and vda;
 - the role tears both guests and the routed network down; the bridge is the test's, not the
   role's: it must still be there afterwards, then the test removes it (on a failure it dies with
   the lab's network namespace). The test checks nothing is left.
@@ -49,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / '.collections'))  # the analysis' own overlap measure
 
 import guard_holders  # noqa: E402  pylint: disable=wrong-import-position
+import guest_layers  # noqa: E402  pylint: disable=wrong-import-position
 import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 import vmlab  # noqa: E402  pylint: disable=wrong-import-position
@@ -222,8 +225,9 @@ def test_a_routed_and_a_bridged_guest_are_provisioned_benchmarked_and_removed(tm
         guard = vmlab.timed_playbook(lab, env, guard_inv, tmp_path, 'guard',
                                      guard_holders.play(GUEST, tmp_path / 'guard.json'), timings, timeout=900)
         assert guard.returncode == 0, guard.stdout[-8000:]
-        figures.update(('guard %s' % k, v) for k, v in guard_holders.check(
-            json.loads((tmp_path / 'guard.json').read_text())).items() if k == 'refused')
+        seen = json.loads((tmp_path / 'guard.json').read_text())
+        figures.update(('guard %s' % k, v) for k, v in guard_holders.check(seen).items() if k == 'refused')
+        figures.update(guest_layers.check(seen['layers'], seen['devs']))
 
         down = vmlab.timed_playbook(lab, env, inv, tmp_path, 'down', tmp_path / 'down.yml', timings, timeout=600)
         assert down.returncode == 0, down.stdout[-4000:]
