@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """plugins/module_utils/layers.py and the device guard (devguard.device_usage) on sysfs and /proc
 captured in a real TCG guest (Debian 12's cloud kernel, which has device-mapper, md and DRBD 8.4:
-this machine's kernel has none of them). tests/unit/fixtures/layers/README.md says how the guest
-was set up and the exact capture command.
+this machine's kernel has none of them) and in an LXC container on loop storage as the local lab
+makes one. tests/unit/fixtures/layers/README.md says how each was set up and the exact capture
+command.
 
 The tree is rebuilt in tmp_path from the captured JSON (a repository may hold no symbolic links to
 directories) and walked offline. Two kinds of assertions: the offline walk gives exactly the stack
@@ -168,3 +169,34 @@ def test_a_free_loop_device_in_the_captured_tree_is_free(guest):
     majmin = Sys(root).majmin_of_node(Sys(root).node_by_name(free[0]))
     assert device_usage(majmin, sysfs=os.path.join(root, 'sys'), proc=os.path.join(root, 'proc'),
                         resolve=lambda p: None)['problems'] == []
+
+
+# ---- an LXC guest on loop storage (the local lab's shape): the host's sysfs, the container's mounts -----
+
+@pytest.fixture(scope='module')
+def lxc(tmp_path_factory):
+    doc = load('lxc-loop-guest.json')
+    return doc, materialize(doc, tmp_path_factory.mktemp('lxc-loop-guest'))
+
+
+@pytest.mark.parametrize('target', ['/var/tmp', '/dev/shm'])
+def test_the_containers_tree_walks_as_it_did_live(lxc, target):
+    doc, root = lxc
+    assert layer_stack(target, root=root) == doc['meta']['stacks'][target]
+
+
+def test_the_containers_root_goes_down_to_its_loop_device_and_no_further(lxc):
+    """The container's root is ext4 on the host's loop1 over an image in the host's /var/tmp; the
+    container sees the loop device (the host's sysfs) but not the host's file systems: the image's
+    file system is not named (a guess would have named the container's own root, loop1 itself)."""
+    _doc, root = lxc
+    layers = layer_stack('/var/tmp', root=root)
+    assert brief(layers) == [(0, 'path', '/var/tmp', None), (1, 'filesystem', '/', '/var/tmp'),
+                             (2, 'loop', 'loop1', '/'), (3, 'file', '/var/tmp/wt30b-lxc-guest.img', 'loop1')]
+    assert layers[1]['source'] == '/dev/loop1' and layers[1]['major_minor'] == '7:1'
+    assert layers[2]['size_bytes'] == 1024 * MiB                   # truncate -s 1G
+    assert 'not visible here' in layers[3]['unresolved']
+    assert [l['name'] for l in block_layers(layers)] == ['loop1']
+    # /dev/shm, LXC's tmpfs: a file system on no block device
+    assert brief(layer_stack('/dev/shm', root=root)) == [(0, 'path', '/dev/shm', None),
+                                                          (1, 'filesystem', '/dev/shm', '/dev/shm')]

@@ -236,6 +236,29 @@ def test_the_tcg_guests_bytes_reached_every_layer_down_to_the_virtio_disk():
     assert 'md127' not in got and 'drbd90' not in got
 
 
+def test_the_lxc_loop_guests_bytes_reached_its_loop_device():
+    """The LXC container on loop storage (tests/unit/fixtures/layers/README.md): its /proc/diskstats is
+    the host's, so the loop device under its root shows dd's bytes; below it nothing is watched (the
+    stack stops at the image the container cannot see) and the stack says why."""
+    cap = 'lxc-loop-dd'
+    m = meta(cap)
+    assert m['rc'] == 0 and m['missing'] == [] and m['path_st_dev'] == '7:1'
+    layers = json.loads((FIXTURES.parent / 'layers' / 'lxc-loop-guest.json').read_text())['meta']['stacks']['/var/tmp']
+    devices = [l['name'] for l in block_layers(layers)]
+    assert devices == ['loop1']
+    samples = [sample(cap, 'before', 0.0, devices), sample(cap, 'after', m['window_s'], devices)]
+    totals = tool_totals(cap)
+    samples[0]['tool'], samples[1]['tool'] = 0, totals['cpu_ticks']
+    obs, _ser = summarize(samples, layers, 1.0, m['clk_tck'], tool=totals)
+    assert [(d['name'], d['kind'], d['layer']) for d in obs['devices']] == [('loop1', 'loop', 2)]
+    # dd's 16 MiB and more: the root file system had been unpacked into the image right before (its
+    # dirty pages and journal went out in the same window, 24.6 MiB in all)
+    assert obs['devices'][0]['write_bytes'] >= TCG_BYTES and obs['devices'][0]['write_ios'] > 0, obs['devices']
+    assert obs['tool']['write_bytes'] == TCG_BYTES
+    assert [l.get('unresolved', '')[:28] for l in obs['stack'] if l['kind'] == 'file'] == ['the file is not visible here']
+    assert sorted(parse_cpu_stat(text(cap, 'before/stat'))) == ['cpu', 'cpu0', 'cpu1']    # no lxcfs: the host's
+
+
 def test_series_merges_intervals_exactly():
     samples = []
     for i in range(11):
