@@ -160,6 +160,16 @@ def check_guest_records(records, version):
     dd = [r for r in records if r['host'] == GUEST and r['tool'] == 'dd']
     assert sorted(r['test'] for r in dd) == ['copy', 'read', 'write'], dd
     assert all(r['labels']['cell'] == 'guest' and r['metrics']['throughput']['value'] > 0 for r in dd)
+    # each observed in the guest (its own sampler, the guest's /proc and sysfs): /var/tmp down to vda
+    for rec in dd:
+        obs = rec.get('observed') or {}
+        stack = [(l['kind'], l['name'], l['above']) for l in obs.get('stack', [])]
+        assert stack and stack[0][0] in ('path', 'file') and ('disk', 'vda', '/') in stack, (rec['test'], stack)
+        assert ('filesystem', '/', stack[0][1]) in stack, (rec['test'], stack)
+        assert obs['cpu']['cores'] == 1 and not [m for m in obs['missing'] if m['source'] == '/proc/stat'], obs
+    write = [r for r in dd if r['test'] == 'write'][0]
+    vda = [d for d in write['observed']['devices'] if d['name'] == 'vda']
+    assert vda and vda[0]['write_bytes'] >= write['metrics']['bytes']['value'], write['observed']['devices']
     host = [r for r in records if r.get('host') == 'localhost' and r['tool'] == 'dd']
     assert host and all(r['labels']['platform'] == 'host' for r in host)
 
