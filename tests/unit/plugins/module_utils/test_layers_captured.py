@@ -198,5 +198,5 @@ def test_the_containers_root_goes_down_to_its_loop_device_and_no_further(lxc):
     assert 'not visible here' in layers[3]['unresolved']
     assert [l['name'] for l in block_layers(layers)] == ['loop1']
     # /dev/shm, LXC's tmpfs: a file system on no block device
-    assert brief(layer_stack('/dev/shm', root=root)) == [(0, 'path', '/dev/shm', None),
-                                                          (1, 'filesystem', '/dev/shm', '/dev/shm')]
+    shm = layer_stack('/dev/shm', root=root)
+    assert brief(shm) == [(0, 'path', '/dev/shm', None), (1, 'filesystem', '/dev/shm', '/dev/shm')]
