@@ -1,32 +1,127 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""benchlab.bench.run_benchmark: one run of a plan in one task (documentation:
-plugins/modules/run_benchmark.py). The tool's module runs through _execute_module with the options
-plugin_utils/runargs.py builds; a failed run's work is cleaned up by benchlab.bench.work_cleanup in
-the same task; a module that could not start is explained as for every target module
-(plugin_utils/compat.py)."""
+"""benchlab.bench.run_benchmark: the one run path (documentation: plugins/modules/run_benchmark.py;
+the plan side: plugins/plugin_utils/runpath.py).
+
+With ``runs`` (or one ``run``): the runs of a batch on the task's host, in one module process (the
+tool module's option ``batch``, module_utils/benchrun.py). A batch of one run without a timeout runs
+as one module call; otherwise the module runs in the background (Ansible's async_wrapper, with the
+batch's time limit) and a small waiter on the host (one command, WAITER below) returns each run's
+result from the batch's spool file the moment the run ends: the record is stored in the run's
+results.jsonl at once (plugin_utils/rundir.py), and a progress line is printed as each run starts.
+A failed run's work is cleaned up (benchlab.bench.work_cleanup, this run id and key only).
+
+With ``phase``: one phase of a run on the task's (delegated) host: its module, started in the
+background (``at: start``), or the records of a phase started so (``collect``).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import signal
+import sys
+import time
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.compat import TargetModuleAction
+from ansible_collections.benchlab.bench.plugins.plugin_utils.compat import TargetModuleAction, benchmark_args
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_duration, printable, progress_line
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
+    Outcome, by_name, failed_run, phase_args, phase_run_args, records_of, run_guards, run_title, stamp)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
+from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import record_problems
+
+display = Display()
 
 ARGSPEC = dict(
-    run=dict(type='dict', required=True),
+    run=dict(type='dict'),
+    runs=dict(type='list', elements='dict'),
+    phase=dict(type='dict'),
+    done=dict(type='list', elements='dict', default=[]),
+    start_at=dict(type='float'),
     labels=dict(type='dict'),
     guards=dict(type='dict'),
     run_id=dict(type='str'),
     run_key=dict(type='str', no_log=False),
 )
-SHARED = ('labels', 'guards', 'run_id', 'run_key')
+# The waiter: returns when the batch's spool (its argv[2]) has whole new lines after byte argv[3],
+# when the async job's results file (argv[1]) says it finished, or after argv[4] seconds; it looks
+# every 20 ms (two stat-sized reads: no process is started while a benchmark runs). Python 2.7+.
+WAITER = r'''
+import json, sys, time
+status, spool, offset, wait = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+end = time.time() + wait
+def job():
+    try:
+        with open(status) as f:
+            doc = json.loads(f.read())
+    except Exception:
+        return None
+    return doc if ('started' not in doc or doc.get('finished') or doc.get('failed')) else None
+def lines():
+    if not spool:
+        return b''
+    try:
+        with open(spool, 'rb') as f:
+            f.seek(offset)
+            data = f.read()
+    except (IOError, OSError):
+        return b''
+    return data[:data.rfind(b'\n') + 1]
+while True:
+    got, done = lines(), job()
+    if got or done is not None or time.time() >= end:
+        break
+    time.sleep(0.02)
+sys.stdout.write(json.dumps({'done': done, 'spool': got.decode('utf-8', 'replace'), 'offset': offset + len(got)}))
+'''
+# A waiter returns at the latest after this long, so that a controller that went away (its worker
+# orphaned) is noticed and the batch stopped within it.
+WAIT_S = 2
+# Stops the batch's module process (argv[1]) with SIGTERM, only while it is the process that started
+# at argv[2] (/proc/<pid>/stat field 22): a pid the kernel gave to another process is left alone.
+STOPPER = r'''
+import os, signal, sys
+pid, start = int(sys.argv[1]), sys.argv[2]
+try:
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    if fields[19] == start and fields[0] not in ('Z', 'X'):
+        os.kill(pid, signal.SIGTERM)
+except (IOError, OSError, IndexError):
+    pass
+'''
+
+
+class ControllerGone(BaseException):
+    """The controller is going away (SIGTERM to this worker, or its parent died)."""
+
+
+def _gone(_signum, _frame):
+    raise ControllerGone()
+
+
+def _parent_death_signal(signum):
+    """Linux: this worker gets `signum` the moment the controller's main process dies (prctl
+    PR_SET_PDEATHSIG; 0 turns it off). Elsewhere nothing: the follow loop notices a new parent."""
+    if not sys.platform.startswith('linux'):
+        return
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signum, 0, 0, 0)   # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 class ActionModule(TargetModuleAction):
-    """The run's module, and on failure the cleanup of exactly this run's work."""
+    """The runs of a batch, or one phase of a run (see the module docstring)."""
 
     _VALID_ARGS = frozenset(ARGSPEC)
     _supports_check_mode = True
@@ -34,24 +129,260 @@ class ActionModule(TargetModuleAction):
 
     def run(self, tmp=None, task_vars=None):
         ActionBase.run(self, tmp, task_vars)  # not NormalAction.run: this task's module is the tool's
-        _valid, args = self.validate_argument_spec(argument_spec=ARGSPEC)
-        run = args['run']
+        _valid, args = self.validate_argument_spec(argument_spec=ARGSPEC,
+                                                   mutually_exclusive=[('run', 'runs'), ('runs', 'phase')],
+                                                   required_one_of=[('run', 'runs', 'phase')])
+        self._vars = task_vars or {}
+        self._session = current_run()
+        self._ppid = os.getppid()
+        if args.get('phase'):
+            return self._phase(args['phase'], args)
+        runs = args.get('runs') or [dict(args['run'], key=args['run'].get('key') or args.get('run_key'))]
+        return self._batch(runs, args)
+
+    # -- the runs of a batch --------------------------------------------------------------------
+
+    def _batch(self, runs, args):
+        if len(set(r.get('tool') for r in runs)) != 1:
+            raise AnsibleActionFail('run_benchmark: the runs of a batch are of one tool, got %s' % sorted(
+                set(str(r.get('tool')) for r in runs)))
+        results = by_name(args.get('done'))
         try:
-            margs = module_args(run, dict((k, args.get(k)) for k in SHARED))
+            items = [dict(options=self._options(run, args, results), timeout_s=run.get('timeout_s')) for run in runs]
         except RunArgsError as e:
             raise AnsibleActionFail(str(e))
-        result = self._execute_module(module_name='benchlab.bench.%s' % run['tool'], module_args=margs,
-                                      task_vars=task_vars)
-        result = self._target_python_check(result, task_vars)
-        if result.get('failed') and args.get('run_id') and args.get('run_key'):
-            result['cleanup'] = self._cleanup(run, args, task_vars)
-        result['ansible_facts'] = dict(result.get('ansible_facts') or {}, bench_run_item=run)
+        run_id = args.get('run_id') or self._session.get('run_id')
+        outcome = Outcome(runs, run_id, store=self._store, announce=self._announce, store_series=self._store_series)
+        module = 'benchlab.bench.%s' % runs[0]['tool']
+        if self._task.check_mode or (len(runs) == 1 and not runs[0].get('async_s') and not runs[0].get('timeout_s')):
+            outcome.start(0)
+            res = self._execute_module(module_name=module, module_args={'batch': {'runs': items}}, task_vars=self._vars)
+            outcome.finish_all(self._target_python_check(res, self._vars))
+        else:
+            self._background(module, items, runs, outcome)
+        cleaned = [self._cleanup(run, run_id) for run, res in zip(runs, outcome.results)
+                   if res and res.get('failed') and not self._task.check_mode and run_id and run.get('key')]
+        result = outcome.result()
+        if cleaned:
+            result['bench_cleanup'] = cleaned
+        if len(outcome.records) == 1:
+            result['bench_result'] = outcome.records[0]
         return result
 
-    def _cleanup(self, run, args, task_vars):
-        """A tool stopped by a failure leaves its work directory (and dd its random source in
-        /dev/shm): remove what this run id and key own there, and nothing else."""
-        paths = [run['path']] + (['/dev/shm'] if run['tool'] == 'dd' else [])
-        res = self._execute_module(module_name='benchlab.bench.work_cleanup', task_vars=task_vars,
-                                   module_args=dict(path=paths, run_id=args['run_id'], run_key=args['run_key']))
-        return dict((k, res[k]) for k in ('changed', 'failed', 'msg', 'removed', 'stopped') if k in res)
+    def _options(self, run, args, results):
+        """The run's module options: its params, what its phases decided (run_args), and the options
+        every benchmark shares (labels, its guards with what the phases found and the agreed start,
+        run id and key)."""
+        guards = run_guards(run, results, args.get('start_at'))
+        guards.update(args.get('guards') or {})
+        shared = dict(labels=args.get('labels') or run.get('labels'), guards=guards,
+                      run_id=args.get('run_id') or self._session.get('run_id'), run_key=run.get('key'))
+        return dict(module_args(run, shared), **phase_run_args(run, results))
+
+    def _background(self, module, items, runs, outcome):
+        """The batch in the background on the host, each run's result followed from its spool."""
+        tmpdir = self._make_tmp_path()
+        spool = self._connection._shell.join_path(tmpdir, 'benchlab-batch.jsonl')
+        limit = sum(int(r.get('limit_s') or r.get('timeout_s') or r.get('async_s') or 900) for r in runs) + 60
+        started = self._start(module, {'batch': {'runs': items, 'spool': spool}}, limit)
+        if not started.get('results_file'):
+            outcome.finish_all(started)
+            return
+        # Ansible stops a task's worker with SIGINT or SIGTERM when the playbook is stopped (and the
+        # worker gets SIGTERM when the controller's main process dies); the batch runs on in the
+        # background on the host, so it is stopped (its stop file, its process), and nothing more is stored
+        previous = dict((sig, signal.signal(sig, _gone)) for sig in (signal.SIGTERM, signal.SIGINT))
+        _parent_death_signal(signal.SIGTERM)
+        if os.getppid() != self._ppid:      # it died before that
+            self._stop_batch(spool, {}, started)
+            raise SystemExit(1)
+        batch = {}
+
+        def lines(docs):
+            batch.update(next((d for d in docs if 'pid' in d), {}))
+            outcome.spool_lines(docs)
+        try:
+            outcome.finish_all(self._follow(started['results_file'], spool, limit + 60, lines))
+        except ControllerGone:
+            for sig in previous:   # a second signal must not cut the stop short
+                signal.signal(sig, signal.SIG_IGN)
+            self._stop_batch(spool, batch, started)
+            raise SystemExit(1)
+        finally:
+            _parent_death_signal(0)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        self._forget(started['results_file'])
+
+    def _start(self, module, module_args_, limit):
+        """Start a module in the background (async_wrapper, time limit `limit`): its start result, with
+        the interpreter that runs it (the waiter's)."""
+        saved = self._task.async_val
+        self._task.async_val = int(limit)
+        try:
+            res = self._execute_module(module_name=module, module_args=module_args_, task_vars=self._vars, wrap_async=True)
+        finally:
+            self._task.async_val = saved
+        res = self._target_python_check(res, self._vars)
+        res['benchlab_interpreter'] = self._used_interpreter
+        return res
+
+    def _follow(self, results_file, spool, timeout, on_lines=None, interpreter=None):
+        """The background module's final result; each whole line of its spool handed to on_lines as
+        it appears."""
+        offset, end = 0, time.monotonic() + timeout
+        while True:
+            out = self._wait(results_file, spool, offset, min(WAIT_S, max(end - time.monotonic(), 0.1)), interpreter)
+            if os.getppid() != self._ppid:
+                raise ControllerGone()
+            if out is not None:
+                offset = out['offset']
+                docs = [json.loads(line) for line in out['spool'].splitlines() if line.strip()]
+                if on_lines and docs:
+                    on_lines(docs)
+                if isinstance(out.get('done'), dict):
+                    return out['done']
+            elif time.monotonic() < end:
+                time.sleep(1)
+            if time.monotonic() >= end:
+                return dict(failed=True, msg='no result within %d s (the time limit of the batch)' % timeout)
+
+    def _wait(self, results_file, spool, offset, wait_s, interpreter=None):
+        interp = shlex.split((interpreter or self._used_interpreter or '/usr/bin/python3').lstrip('#!').strip())
+        argv = interp + ['-c', WAITER, results_file, spool or '', str(offset), '%.2f' % wait_s]
+        res = self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
+        text = (res.get('stdout') or '').strip()
+        try:
+            return json.loads(text[text.index('{'):]) if res.get('rc') == 0 else None
+        except ValueError:
+            return None
+
+    def _stop_batch(self, spool, batch, started):
+        """The controller is going away: the batch on the host stops its tool and runs nothing more
+        (its stop file, and SIGTERM to the module's own process, which it reported)."""
+        self._low_level_execute_command('touch -- %s' % shlex.quote(spool + '.stop'), sudoable=True)
+        if batch.get('pid') and batch.get('pid_start') is not None:
+            interp = shlex.split((started.get('benchlab_interpreter') or '/usr/bin/python3').lstrip('#!').strip())
+            argv = interp + ['-c', STOPPER, str(batch['pid']), str(batch['pid_start'])]
+            self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
+
+    def _forget(self, results_file):
+        """Remove the async job's results file (this job's, by its exact path)."""
+        self._low_level_execute_command('rm -f -- %s' % shlex.quote(results_file), sudoable=True)
+
+    def _cleanup(self, run, run_id):
+        """A tool stopped by a failure may leave its work directory (dd its random source in
+        /dev/shm, CLEANUP_PATHS of its unit): remove what this run id and key own there, and nothing else."""
+        mod = unit(run['tool'])
+        paths = [run['path']] + list(getattr(mod, 'CLEANUP_PATHS', ()) or ())
+        res = self._execute_module(module_name='benchlab.bench.work_cleanup', task_vars=self._vars,
+                                   module_args=dict(path=paths, run_id=run_id, run_key=run['key']))
+        out = dict((k, res[k]) for k in ('changed', 'failed', 'msg', 'removed', 'stopped') if k in res)
+        display.display('Stop and remove exactly what the failed run left in its cell: %s in %s #%s: removed %s, '
+                        'stopped %s' % (run.get('benchmark'), run.get('cell'), run.get('repetition'),
+                                        len(out.get('removed') or []), len(out.get('stopped') or [])))
+        return dict(out, benchmark=run.get('benchmark'), cell=run.get('cell'), repetition=run.get('repetition'))
+
+    # -- as runs end: the record stored at once, a progress line as each starts -----------------------
+
+    def _store(self, rec):
+        """Store a valid record in the report callback's results.jsonl the moment its run ended (False:
+        no callback, or the callback stores it when the task's result arrives)."""
+        if not self._session.get('path') or record_problems(rec):
+            return False
+        try:
+            written = RunDir(self._session['base'], self._session['run_id']).append_jsonl(
+                'results.jsonl', dict(rec, host=self._vars.get('inventory_hostname')),
+                still=lambda: os.getppid() == self._ppid)
+        except (OSError, ValueError) as e:
+            display.warning('benchlab.bench.run_benchmark: the record waits for the report callback (%s)' % e)
+            return False
+        if written is False:    # the controller went away while this waited: its report is written
+            raise ControllerGone()
+        if written:             # a partial last line (a crash) was repaired first: say what was dropped
+            display.warning('benchlab.bench.run_benchmark: %s' % written)
+        return True
+
+    def _store_series(self, series_id, series):
+        """Store a run's observed time series in the run directory (observed/<id>.json.gz) the moment the
+        run ended, before its record (False: no callback, or it could not be written now: the report
+        callback stores it from the task's result)."""
+        if not self._session.get('path'):
+            return False
+        try:
+            RunDir(self._session['base'], self._session['run_id']).write_series(series_id, series)
+        except OSError as e:
+            display.warning('benchlab.bench.run_benchmark: the observed series waits for the report callback (%s)' % e)
+            return False
+        except (ValueError, TypeError) as e:
+            display.warning('benchlab.bench.run_benchmark: observed series %s not stored: %s' % (
+                printable(str(series_id)[:40]), printable(str(e))))
+        return True
+
+    def _announce(self, run):
+        """`[cell 3/24] fio randread #1 on guest-2 (loop, bridged) — elapsed 2m10s, ETA 6m`: the run's
+        place in the plan, the time since the playbook started and what the plan's pace leaves."""
+        if not self._session.get('progress', False) or self._task.check_mode:
+            return
+        if os.getppid() != self._ppid:   # the controller is gone: nobody to tell
+            raise ControllerGone()
+        total = int(self._session.get('total_runs') or 0)
+        elapsed = time.monotonic() - float(self._session.get('clock') or time.monotonic())
+        if isinstance(run.get('index'), int):
+            index = run['index'] + 1
+            eta = elapsed / run['index'] * (total - run['index']) if run['index'] else None
+            line = progress_line(index, max(total, index), run_title(run), elapsed, eta)
+        else:
+            line = '[gate] %s — elapsed %s' % (run_title(run), fmt_duration(elapsed))
+        try:
+            display.display(line)
+        except (BrokenPipeError, EOFError):   # the controller's main process is gone
+            raise ControllerGone()
+
+    # -- one phase on the (delegated) host ----------------------------------------------------------
+
+    def _phase(self, phase, args):
+        results = by_name(args.get('done'))
+        if phase.get('collect'):
+            return self._collect(phase, results.get(phase['collect']) or {}, args)
+        margs = phase_args(phase, results, args.get('start_at'))
+        if margs is None:
+            return dict(changed=False, skipped=True, msg='%s: an earlier phase it needs did not run' % phase['name'])
+        margs = benchmark_args(phase['module'], margs)
+        if phase.get('at') == 'start' and not self._task.check_mode:
+            res = self._start(phase['module'], margs, int(phase.get('async_s') or 3600))
+        else:
+            res = self._target_python_check(self._execute_module(module_name=phase['module'], module_args=margs,
+                                                                 task_vars=self._vars), self._vars)
+        return self._phase_result(phase, res, args)
+
+    def _collect(self, phase, started, args):
+        """The result of a phase started in the background (its records), waiting for it to end."""
+        if not started.get('results_file'):
+            return dict(changed=False, skipped=True, msg='%s: nothing was started' % phase['name'])
+        try:
+            res = self._follow(started['results_file'], None, int(phase.get('async_s') or 3600),
+                               interpreter=started.get('benchlab_interpreter'))
+        finally:
+            self._forget(started['results_file'])
+        return self._phase_result(phase, res, args)
+
+    def _phase_result(self, phase, res, args):
+        """A phase's result: its records with the run's context, stored at once; its failure the run's
+        (after the run: noted in bench_failed_runs, never a failed task), or none (ignore_errors)."""
+        run = args.get('run') or {}
+        if phase.get('records'):
+            records = stamp(records_of(res), run, args.get('run_id') or self._session.get('run_id'))
+            res['bench_results_stored'] = [self._store(rec) for rec in records]
+            res['bench_results'] = records
+            res.pop('bench_result', None)
+        if not res.get('failed'):
+            return res
+        msg = '%s on %s: %s' % (phase['name'], self._task.delegate_to or self._vars.get('inventory_hostname'), res.get('msg'))
+        if phase.get('ignore_errors') or phase.get('at') == 'after':
+            res = dict(res, failed=False, phase_failed=True, msg=msg)
+            if phase.get('at') == 'after' and run:
+                res['bench_failed_runs'] = [failed_run(run, msg)]
+        elif run:   # the run cannot take place: it failed, with this phase's reason
+            res = dict(res, msg=msg, bench_failed_runs=[failed_run(run, msg)])
+        return res

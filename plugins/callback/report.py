@@ -32,18 +32,23 @@ description:
   - The time series of each run's observation (C(bench_observed) in a benchmark module's result, with
     the devices of the layer stack, the CPUs, the tool's CPU, memory and links per interval) go to
     C(observed/<id>.json.gz) in the run directory, the id being the record's C(observed.series);
-    report.html draws those of each cell's median repetition.
-  - While the benchmarks run, prints one progress line per run started (index, total, elapsed time
-    and an estimate of the time left), from the C(bench_run_item) fact C(benchlab.bench.bench_run) sets as each run starts.
+    report.html draws those of each cell's median repetition. The run path
+    (C(benchlab.bench.run_benchmark)) stores them there itself as each run ends.
+  - While the benchmarks run, C(benchlab.bench.run_benchmark) (the one run path of C(benchlab.bench.bench_run))
+    prints one progress line per run started (its place in the plan, the total, elapsed time and an
+    estimate of the time left; option O(progress)), and stores each record in C(results.jsonl) the
+    moment its run ends, through the run this callback writes (its run directory, run id and
+    preflight verdict are data for the play, from the lookup C(benchlab.bench.run_state) without a term).
   - The matrix (cells, baseline) is read from the C(bench_plan) fact set by C(benchlab.bench.bench);
     without it, records are grouped by tool and test and the first cell is the baseline.
   - A notification callback; enable it with C(callbacks_enabled = benchlab.bench.report). It works
     next to any stdout callback, including ansible-runner's.
   - Nothing is lost. At the start of the playbook, before any host is touched, the output directory
     and the history database's directory are checked (writable, with free space) and a run id that
-    another controller already stored in the history is refused; the outcome is exported as
-    E(BENCHLAB_PREFLIGHT_ERROR) (empty when fine), which the plan play of C(playbooks/bench.yml)
-    asserts. Every record is appended whole and fsynced the moment it arrives; a C(results.jsonl)
+    another controller already stored in the history is refused; the outcome is the C(preflight_error)
+    of the lookup C(benchlab.bench.run_state) (empty when fine), which the plan play of
+    C(playbooks/bench.yml) asserts. Every record is appended whole and fsynced the moment it arrives
+    (by the run path's worker as its run ends, or here); a C(results.jsonl)
     whose last line was cut short is repaired (complete records kept, the dropped bytes named)
     before the next append; files are replaced by an fsynced rename; the history is stored before
     the reports are rendered, so a renderer that fails costs neither the history nor the other files;
@@ -178,7 +183,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import print
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import matrix_problems, record_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import progress_line, render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_terminal
 from ansible_collections.benchlab.bench.plugins.plugin_utils.callback_compat import (
     inventory_sources, playbook_file, result_data, result_host, result_task)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.collection_info import collection_version
@@ -192,30 +197,16 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import hi
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, RunLock,
-                                                                            check_output_dir, new_run_id)
+                                                                            check_output_dir, new_run_id, read_jsonl,
+                                                                            set_current_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import records_of as _records_of
 
-# The plan play of playbooks/bench.yml asserts this is empty (it holds the preflight's error).
-PREFLIGHT_ENV = 'BENCHLAB_PREFLIGHT_ERROR'
 HISTORY_MIN_FREE = 16 * 1024 * 1024
 
 
-def _records_of(result):
-    if isinstance(result.get('bench_results'), list):
-        return [r for r in result['bench_results'] if isinstance(r, dict)]
-    if isinstance(result.get('bench_result'), dict):
-        return [result['bench_result']]
-    return []
-
-
-def _repetition(run, labels):
-    """The repetition of the plan's run a record belongs to (the run its host announced last, when the
-    record's cell and benchmark are that run's), or None."""
-    if not isinstance(run, dict) or (labels.get('cell'), labels.get('benchmark')) != (run.get('cell'), run.get('benchmark')):
-        return None
-    rep = run.get('repetition')
-    if isinstance(rep, str) and rep.isdigit():
-        rep = int(rep)
-    return rep if isinstance(rep, int) and not isinstance(rep, bool) and rep >= 0 else None
+def _canonical(record):
+    import json
+    return json.dumps(record, sort_keys=True)
 
 
 class CallbackModule(CallbackBase):
@@ -236,12 +227,12 @@ class CallbackModule(CallbackBase):
         self.inventory = None
         self.playbook = None
         self.clock = time.monotonic()
-        self.run_starts = []
-        self.current = {}  # host -> the run it started last (bench_run's bench_run_item)
+        self.current = {}  # host -> the run it announced last (a bench_run_item fact), for a dry run
         self.keys = {}
         self.reported = False
         self.dry_run = None  # a DryRun in check mode
         self.preflight_error = None
+        self._jsonl_offset = None  # where this playbook's records start in results.jsonl (a resumed run's earlier ones before)
         self.unwritten = []  # report files the end of the play could not write (the run then fails)
         self.lock = None  # the run directory's RunLock, held for the play's lifetime
         self._repaired = set()  # files of a run directory checked for a partial last line
@@ -263,9 +254,11 @@ class CallbackModule(CallbackBase):
             # no run directory: the preflight fails the plan play with this message
             self.preflight_error = 'benchlab.bench.report: %s' % e
             self.rundir = RunDir(base, new_run_id(self.started))
-        # Export the run id (unless already set) so that the bench_run role names it in the owner
-        # marker of every work directory; its failed-run cleanup removes only this run's work.
-        os.environ.setdefault('BENCHLAB_RUN_ID', self.rundir.run_id)
+        # The run, as data for the play (the lookup benchlab.bench.run_state) and for the run path's
+        # workers, forked from this process (they store each record here as its run ends).
+        set_current_run(run_id=self.rundir.run_id, base=self.rundir.base, path=self.rundir.path,
+                        preflight_error=self.preflight_error or '', progress=bool(self.get_option('progress')),
+                        clock=self.clock, total_runs=0, requested_run_id=run_id)
 
     # -- before any host ----------------------------------------------------------------------
 
@@ -273,8 +266,8 @@ class CallbackModule(CallbackBase):
         """The checks before any host is touched: a valid run id, an output directory and a
         history directory that take files and have free space, a run id no other controller owns
         and no other running play holds (the run directory's lock, held from here to the end).
-        The first problem is exported in BENCHLAB_PREFLIGHT_ERROR (for the plan play to assert)
-        and shown as an error."""
+        The first problem is the run's preflight_error (the lookup benchlab.bench.run_state gives it to
+        the plan play, which asserts it is empty) and shown as an error."""
         if not self.preflight_error:
             try:
                 check_output_dir(self.rundir.base, 'benchlab output directory')
@@ -284,7 +277,7 @@ class CallbackModule(CallbackBase):
                 self._lock_run()
             except (OutputDirError, HistoryError) as e:
                 self.preflight_error = 'benchlab.bench.report: %s' % e
-        os.environ[PREFLIGHT_ENV] = self.preflight_error or ''
+        set_current_run(preflight_error=self.preflight_error or '')
         if self.preflight_error:
             self._display.error('%s (nothing is run: fix it and start again)' % self.preflight_error)
 
@@ -336,17 +329,14 @@ class CallbackModule(CallbackBase):
         self._flush()
 
     def _flush(self):
-        """Write the lines waiting to be appended, in order."""
+        """Write the lines waiting to be appended, in order (a partial last line of the file, from a
+        crash, is repaired first: RunDir.append_jsonl)."""
         while self._pending:
             name, obj = self._pending[0]
-            key = (self.rundir.path, name)
             try:
-                if key not in self._repaired:
-                    message = self.rundir.repair_jsonl(name)
-                    self._repaired.add(key)
-                    if message:
-                        self._display.warning('benchlab.bench.report: %s' % message)
-                self.rundir.append_jsonl(name, obj)
+                message = self.rundir.append_jsonl(name, obj)
+                if message:
+                    self._display.warning('benchlab.bench.report: %s' % message)
             except OSError as e:
                 self._display.error('benchlab.bench.report: cannot append to %s (%s): %d line(s) wait in memory and '
                                     'are written again with the next record and into results.json at the end' % (
@@ -358,6 +348,13 @@ class CallbackModule(CallbackBase):
         """Check mode: a benchmark's plan (bench_dry_run, or the cmd it returns), or a task that
         would change something."""
         action = str(result_task(result).resolved_action or result_task(result).action)
+        if isinstance(res.get('bench_dry_runs'), list):  # the run path: each run of a batch with its plan
+            for entry in res['bench_dry_runs']:
+                if isinstance(entry, dict):
+                    self.current[host] = entry.get('run') if isinstance(entry.get('run'), dict) else {}
+                    self.dry_run.add_run(host, result_task(result).get_name(), action, entry.get('plan'),
+                                         self.current[host], self.dry_run.announce(host))
+            return
         run, index = self.current.get(host), self.dry_run.runs_per_host.get(host)
         if isinstance(res.get('bench_dry_run'), dict):
             self.dry_run.add_run(host, result_task(result).get_name(), action, res['bench_dry_run'], run, index)
@@ -374,39 +371,40 @@ class CallbackModule(CallbackBase):
         facts = res.get('ansible_facts') or {}
         if isinstance(facts.get('bench_plan'), dict):
             self._set_plan(facts['bench_plan'])
-        if isinstance(facts.get('bench_run_item'), dict):
+        if isinstance(facts.get('bench_run_item'), dict):   # a playbook of the user's that announces its runs
             self.current[host] = facts['bench_run_item']
             if self.dry_run:
                 self.dry_run.announce(host)
-            self._progress(facts['bench_run_item'])
         if self.dry_run:
             self._dry_run_entry(result, res, host)
             return  # a dry run measures nothing: no record is kept, results.jsonl stays empty
         self._keep_sysinfo(res, host)
         self._keep_series(res)
+        self._keep_records(result, res, host)
+
+    def _keep_records(self, result, res, host):
+        """The records of a task result. Each carries its context (run id, repetition, step, cell key:
+        the run path put them on); one the run path stored in results.jsonl the moment its run ended
+        (bench_results_stored) is not appended again."""
         hosts = res.get('bench_result_hosts') if isinstance(res.get('bench_result_hosts'), list) else []
+        stored = res.get('bench_results_stored') if isinstance(res.get('bench_results_stored'), list) else []
         for i, rec in enumerate(_records_of(res)):
             errors = record_problems(rec)   # the same checks as a resumed record's (plugin_utils/validation.py)
             # an import (benchlab.bench.import_results) names the host each record was measured on
-            stored = dict(rec, host=hosts[i] if i < len(hosts) and isinstance(hosts[i], str) else host)
+            kept = dict(rec, host=hosts[i] if i < len(hosts) and isinstance(hosts[i], str) else host)
             labels = rec.get('labels') if isinstance(rec.get('labels'), dict) else {}
-            rep = _repetition(self.current.get(host), labels)
-            if rep is not None and 'repetition' not in rec:
-                stored['repetition'] = rep      # n counts repetitions (plugin_utils/measurements.py)
-                step = self.current[host].get('step')
-                if isinstance(step, int) and not isinstance(step, bool):
-                    stored['step'] = step       # runs started together: one aggregate (analysis.step_aggregates)
             key = self.keys.get((labels.get('benchmark'), labels.get('cell')))
-            if key:
-                stored['cell_key'] = key
+            if key and 'cell_key' not in kept:   # a record made outside the run path (an import)
+                kept['cell_key'] = key
             if errors:
                 self.invalid.append(dict(host=host, task=result_task(result).get_name(), errors=errors, record=rec))
                 self._append('invalid.jsonl', self.invalid[-1])
                 self._display.warning('benchlab.bench.report: invalid record from %s: %s' % (
                     printable(host), printable('; '.join(errors))))
                 continue
-            self.records.append(stored)
-            self._append('results.jsonl', stored)
+            self.records.append(kept)
+            if not (i < len(stored) and stored[i] is True):
+                self._append('results.jsonl', kept)
 
     def _keep_series(self, res):
         """The observed time series a benchmark module returned (bench_observed {id: series}) go to
@@ -427,6 +425,9 @@ class CallbackModule(CallbackBase):
         resume = plan.get('resume') if isinstance(plan.get('resume'), dict) else None
         if resume and resume.get('run_id') and resume['run_id'] != self.rundir.run_id and not self.records:
             self._switch_run(resume['run_id'])
+        if self._jsonl_offset is None:   # the first plan: what results.jsonl holds now is an earlier attempt's
+            jsonl = os.path.join(self.rundir.path, 'results.jsonl')
+            self._jsonl_offset = os.path.getsize(jsonl) if os.path.isfile(jsonl) and not self.records else 0
         if resume:  # records that arrived before the plan are new: never among the earlier ones
             self.records = self._resumed(resume) + self.records
             self._display.display('benchlab: resuming run %s: %d run(s) already measured, %d to go' % (
@@ -435,6 +436,7 @@ class CallbackModule(CallbackBase):
             plan['resume']['set_aside_lines'] = [a.get('line') for a in self._set_aside_of(resume)]
         self.plan = plan
         self.keys = plan_keys(plan)
+        set_current_run(run_id=self.rundir.run_id, path=self.rundir.path, total_runs=len(plan.get('runs') or []))
         if self.dry_run is None:  # a dry run's plan goes into dry-run.json, never over a run's plan.json
             self.rundir.write_json('plan.json', self.plan)
 
@@ -477,44 +479,30 @@ class CallbackModule(CallbackBase):
                 kept.append(rec)
         return kept
 
-    def _progress(self, run):
-        """One line per run started: `[cell 3/24] fio randread on guest-2 (loop, bridged) — elapsed
-        2m10s, ETA 6m`. The ETA is the mean time per run so far times the runs left."""
-        now = time.monotonic()
-        self.run_starts.append(now)
-        if not self.get_option('progress'):
-            return
-        index = len(self.run_starts)
-        total = max(len((self.plan or {}).get('runs') or []), index)
-        eta = None
-        if index > 1:
-            eta = (now - self.run_starts[0]) / (index - 1) * (total - index + 1)
-        labels = run.get('labels') if isinstance(run.get('labels'), dict) else {}
-        labels = dict((k, v) for k, v in labels.items() if k not in ('cell', 'benchmark'))
-        params = run.get('params') if isinstance(run.get('params'), dict) else {}
-        test = params.get('test') or params.get('rw') or params.get('mode')
-        tool, bench = str(run.get('tool') or ''), str(run.get('benchmark') or '')
-        what = bench if bench.startswith(tool) else ('%s %s' % (tool, bench)).strip()
-        if test and str(test) not in what:
-            what += ' ' + str(test)
-        what += ' #%s%s on %s' % (run.get('repetition'), ' (gate)' if run.get('gate') is True else '',
-                                  run.get('cell'))
-        if labels:
-            what += ' (%s)' % ', '.join(str(v) for v in labels.values())
-        self._display.display(progress_line(index, total, what, now - self.clock, eta))
-
     def _keep_sysinfo(self, res, host):
         """A cell's environment: benchlab.bench.sysinfo's, or a run's that described its cell
-        (the option describe, also on a failed run)."""
-        if isinstance(res.get('sysinfo'), dict):
-            cell = (res.get('labels') or {}).get('cell') or host
-            self.sysinfo['%s/%s' % (host, cell)] = dict(host=host, labels=res.get('labels') or {}, **res['sysinfo'])
+        (the option describe, also on a failed run; bench_sysinfo of the run path's batches)."""
+        found = [dict(labels=res.get('labels') or {}, sysinfo=res['sysinfo'])] if isinstance(res.get('sysinfo'), dict) else []
+        if isinstance(res.get('bench_sysinfo'), list):
+            found.extend(x for x in res['bench_sysinfo'] if isinstance(x, dict) and isinstance(x.get('sysinfo'), dict))
+        for x in found:
+            labels = x['labels'] if isinstance(x.get('labels'), dict) else {}
+            self.sysinfo['%s/%s' % (host, labels.get('cell') or host)] = dict(host=host, labels=labels, **x['sysinfo'])
 
     def v2_runner_on_ok(self, result):
         self._collect(result)
+        self._after_phase_failures(result)
 
     def v2_runner_item_on_ok(self, result):
         self._collect(result)
+        self._after_phase_failures(result)
+
+    def _after_phase_failures(self, result):
+        """Work after a run that failed (a concurrent pair's client, a server that would not stop) is
+        the run's failure, although the task went on (benchlab.bench.run_benchmark's phases)."""
+        res = result_data(result)
+        if self.dry_run is None and res.get('phase_failed') and res.get('bench_failed_runs'):
+            self._note_failed_runs(result, res, result_host(result).get_name())
 
     def _cell_of(self, result):
         """(cell, benchmark) of a failed benchmark task: from the labels it was called with, else
@@ -537,11 +525,26 @@ class CallbackModule(CallbackBase):
                                      kind='refused' if action.startswith('benchlab.bench.') else 'failed')
         if not action.startswith('benchlab.bench.'):
             return
+        res, host = result_data(result), result_host(result).get_name()
         if self.dry_run is None:
-            self._keep_sysinfo(result_data(result), result_host(result).get_name())
-        cell, bench = self._cell_of(result)
-        self.failed.append(dict(host=result_host(result).get_name(), task=result_task(result).get_name(), cell=cell, benchmark=bench,
-                                msg=str(result_data(result).get('msg', ''))[:500]))
+            self._keep_sysinfo(res, host)
+            self._keep_series(res)
+            self._keep_records(result, res, host)   # the runs of a batch that did not fail
+        self._note_failed_runs(result, res, host)
+
+    def _note_failed_runs(self, result, res, host):
+        """A failed benchlab task: one entry per failed run of the run path (bench_failed_runs), else
+        one for the task (its cell and benchmark from the labels it was called with)."""
+        runs = [f for f in res.get('bench_failed_runs') or [] if isinstance(f, dict)]
+        if not runs:
+            cell, bench = self._cell_of(result)
+            runs = [dict(cell=cell, benchmark=bench, msg=res.get('msg', ''))]
+        for f in runs:
+            entry = dict(host=host, task=result_task(result).get_name(), cell=f.get('cell'), benchmark=f.get('benchmark'),
+                         msg=str(f.get('msg', ''))[:500])
+            if f.get('repetition') is not None:
+                entry['repetition'] = f['repetition']
+            self.failed.append(entry)
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._failure(result)
@@ -668,6 +671,21 @@ class CallbackModule(CallbackBase):
         except Exception as e:  # pylint: disable=broad-except
             self._display.warning('benchlab.bench.report: run %s not stored in the history: %s' % (self.rundir.run_id, e))
 
+    def _adopt_stored(self):
+        """Records the run path stored in results.jsonl whose task never came back (the playbook was
+        interrupted while a batch ran): they were measured, so they count."""
+        if not self.plan or self._jsonl_offset is None:
+            return
+        try:
+            found, _problems = read_jsonl(os.path.join(self.rundir.path, 'results.jsonl'), offset=self._jsonl_offset)
+        except OSError:
+            return
+        known = set(_canonical(r) for r in self.records)
+        for rec in found:
+            if _canonical(rec) not in known and not record_problems(rec, stored=True):
+                self.records.append(rec)
+                known.add(_canonical(rec))
+
     def _analysis(self, errors):
         """(analysis, report files not to render). An analysis that fails is an error like a
         renderer's: results.json (with an empty analysis naming the error), results.csv and the
@@ -688,6 +706,12 @@ class CallbackModule(CallbackBase):
             return self.write_dry_run()
         self.reported = True
         self._flush()  # appends that failed earlier: one more try
+        if status == 'interrupted' and self.plan and self._jsonl_offset is not None:
+            try:   # no worker appends a record after the report has read them (held until this process ends)
+                self._held = self.rundir.hold('results.jsonl')
+            except OSError:
+                pass
+        self._adopt_stored()
         errors, paths = [], {}
         analysis, skip = self._analysis(errors)
         meta = self._meta(status)

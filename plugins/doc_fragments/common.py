@@ -74,10 +74,23 @@ options:
       - Describe the environment first, as M(benchlab.bench.sysinfo) does for the run's C(path) (CPU, RAM,
         kernel, distribution, virtualization, the filesystem under C(path) when the module has one, DRBD), and return it as
         C(sysinfo) next to C(labels), also when the run fails. The C(benchlab.bench.bench_run) role
-        sets it on the first run of each cell that runs in one task, instead of a separate sysinfo
-        task (one module run less per cell). Read-only, also in check mode.
+        sets it on the first run of each cell, instead of a separate sysinfo task (one module run less
+        per cell). Read-only, also in check mode.
     type: bool
     default: false
+  batch:
+    description:
+      - Several runs of this module in one call, one after the other in one module process (the
+        batches of the C(benchlab.bench.run_benchmark) action, one module start for a host's
+        consecutive runs). With it, every other option is given per run and checked per run.
+      - C(runs) is a list of C({options, timeout_s}), C(options) the module's options of that run
+        (C(path) included), C(timeout_s) (optional) the seconds after which the run's tool is stopped
+        and the run fails. C(spool) (optional) names a file each run's result is appended to the
+        moment it ends, as JSON lines (a C(start) line with the run's index as the run starts, then a
+        C(done) line with its index and its C(result)).
+      - Returns C(runs), the result of every run in order (each as the module returns it for one run);
+        a failed run fails only itself.
+    type: dict
   observe_interval_s:
     description:
       - Seconds between the samples of the run's observation on the target, from right before the tool

@@ -24,9 +24,17 @@ options:
     type: dict
     required: true
   hostvars:
-    description: The inventory's C(hostvars) (only C(bench_hypervisor_host), C(bench_contention) and C(drbd_resources) are read).
+    description:
+      - The inventory's C(hostvars) (only C(bench_hypervisor_host), C(bench_contention), C(drbd_resources) and the
+        C(drbd_wait_*) variables are read).
     type: dict
     required: true
+  gate:
+    description:
+      - Runs a variance gate asks for on one host (M(benchlab.bench.gate_runs)); only their batches are
+        returned (C(gate_batches)), in order.
+    type: list
+    elements: dict
 author:
   - benchlab.bench maintainers (@benchlab)
 '''
@@ -45,32 +53,42 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: C(steps) (a list of mappings host -> index of the run in the plan's C(runs)) and
-    C(contention) (host -> the resources it holds), and C(one_task) (per step, whether each of its
-    runs is one C(benchlab.bench.run_benchmark) task, that is no iperf, no async run, no hypervisor
-    host or DRBD resources to prepare).
+  description:
+    - C(steps) (a list of mappings host -> index of the run in the plan's C(runs)), C(contention) (host -> the
+      resources it holds), C(together) (per step, whether its runs start on one agreed moment), C(describe) (the
+      runs that describe their cell's environment) and C(batches) (what the C(benchlab.bench.bench_run) role runs,
+      per batch and host one call of C(benchlab.bench.run_benchmark) with C(runs), the C(phases) on other hosts
+      around them and the agreed start; see C(plugins/plugin_utils/runpath.py)).
+    - With O(gate), C(gate_batches) only.
   type: dict
 '''
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import PhaseError, gate_batches
 from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import HOST_VARS, ScheduleError, plan_schedule, run_hosts
 
 
-def schedule_runs(plan, hostvars):
+def _known(runs, hostvars):
+    known = {}
+    for h in sorted(set(h for run in runs for h in run_hosts(run))):
+        try:
+            v = hostvars[h]
+        except KeyError:  # a host outside the inventory holds only itself
+            continue
+        known[h] = dict((k, v.get(k)) for k in HOST_VARS)
+    return known
+
+
+def schedule_runs(plan, hostvars, gate=None):
     if not isinstance(plan, dict) or not isinstance(plan.get('runs'), list):
         raise AnsibleFilterError('schedule_runs: the input must be a plan from benchlab.bench.matrix_plan')
     try:
-        hosts = sorted(set(h for run in plan['runs'] for h in run_hosts(run)))
-        known = {}
-        for h in hosts:
-            try:
-                v = hostvars[h]
-            except KeyError:  # a host outside the inventory holds only itself
-                continue
-            known[h] = dict((k, v.get(k)) for k in HOST_VARS)
-        return plan_schedule(plan, known)
-    except ScheduleError as e:
+        if gate is not None:
+            return {'gate_batches': gate_batches(plan, list(gate), plan_keys(plan), _known(gate, hostvars))}
+        return plan_schedule(plan, _known(plan['runs'], hostvars))
+    except (ScheduleError, PhaseError) as e:
         raise AnsibleFilterError('schedule_runs: %s' % e)
     except (KeyError, TypeError, AttributeError) as e:
         raise AnsibleFilterError('schedule_runs: malformed plan: %s' % e)

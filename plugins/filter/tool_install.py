@@ -9,9 +9,9 @@ name: tool_install
 short_description: What installs the benchmark tools, from the collection's tool table
 version_added: 0.1.0
 description:
-  - Reads the install table of the benchmark tools (each tool's C(x-benchlab.install) entry in the
-    collection's matrix schema, C(plugins/plugin_utils/schemas/matrix-v1.json)), the one list of the
-    tools the role C(benchlab.bench.bench_tools) installs and C(playbooks/bench.yml) checks.
+  - Reads the install table of the benchmark tools (each benchmark unit's C(INSTALL),
+    C(plugins/plugin_utils/benchmarks/<tool>.py)), the one list of the tools the role
+    C(benchlab.bench.bench_tools) installs and C(playbooks/bench.yml) checks.
   - With O(what=packages), the distribution packages of every install name on the platform named by
     the input (its keys, the most specific first, such as V([RedHat-9, RedHat])); C(null) where the
     platform has no package for it.

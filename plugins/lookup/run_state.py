@@ -6,12 +6,16 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: run_state
-short_description: What an earlier attempt of a run left in its run directory
+short_description: The report callback's run, or what an earlier attempt of a run left in its run directory
 version_added: 0.1.0
 description:
-  - Reads C(plan.json) and C(results.jsonl) of the run directory C(<base>/<run id>) the report
-    callback (C(benchlab.bench.report)) writes, for resuming that run with
-    C(benchlab.bench.resume_plan).
+  - Without a term, the run the report callback (C(benchlab.bench.report)) writes in this playbook, as
+    data for the play - C(report) (whether the callback is enabled), C(run_id), C(path), C(preflight_error)
+    (empty when the output directory, the history and the run id are fine; the plan play of
+    C(playbooks/bench.yml) refuses to start otherwise) and C(requested_run_id) (the run id the user
+    chose, E(BENCHLAB_RUN_ID), which a resume continues).
+  - With run ids, reads C(plan.json) and C(results.jsonl) of the run directory C(<base>/<run id>) the
+    report callback writes, for resuming that run with C(benchlab.bench.resume_plan).
   - A line of C(results.jsonl) that is not valid JSON (the last one, when the machine died while
     writing it), or JSON but not an object, is skipped, counted and named (file and line number) in
     a warning, never fatal. The report callback repairs a partial last line before it appends.
@@ -25,8 +29,8 @@ description:
     resumed or rendered.
 options:
   _terms:
-    description: The run id (one directory name).
-    required: true
+    description: The run id (one directory name); none for the report callback's current run.
+    required: false
     type: list
     elements: str
   base:
@@ -41,6 +45,11 @@ author:
 '''
 
 EXAMPLES = r'''
+- name: Refuse to start when the report callback could not keep the run's results
+  ansible.builtin.assert:
+    that: lookup('benchlab.bench.run_state').preflight_error | length == 0
+    fail_msg: "{{ lookup('benchlab.bench.run_state').preflight_error }}"
+
 - name: Resume run 20261202T101500Z-a1b2c3
   ansible.builtin.set_fact:
     bench_plan: "{{ bench_plan | benchlab.bench.resume_plan(state.plan, state.records, state.run_id) }}"
@@ -50,10 +59,19 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _raw:
-  description: One dict per run id.
+  description: One dict per run id (without a term, one dict, the current run).
   type: list
   elements: dict
   contains:
+    report:
+      description: Without a term, whether the report callback is enabled (when not, the other keys are empty).
+      type: bool
+    preflight_error:
+      description: Without a term, the report callback's preflight verdict (empty when fine).
+      type: str
+    requested_run_id:
+      description: Without a term, the run id the user chose (E(BENCHLAB_RUN_ID)), or null.
+      type: str
     run_id:
       description: The run id.
       type: str
@@ -96,7 +114,8 @@ from ansible.utils.display import Display
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import report_dir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, in_use_message, lock_holder, read_jsonl
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (
+    RunDir, current_run, in_use_message, lock_holder, read_jsonl)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import checked_records
 
 display = Display()
@@ -105,6 +124,12 @@ display = Display()
 class LookupModule(LookupBase):
 
     def run(self, terms, variables=None, **kwargs):
+        if not terms:
+            # the report callback's run, as the callback set it in the controller's main process before
+            # this task's worker was forked from it
+            run = current_run()
+            return [dict(report=bool(run), run_id=run.get('run_id'), path=run.get('path'),
+                         preflight_error=run.get('preflight_error') or '', requested_run_id=run.get('requested_run_id'))]
         self.set_options(var_options=variables, direct=kwargs)
         base = report_dir(self.get_option('base'), from_callback=True)
         out = []

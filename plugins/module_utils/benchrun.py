@@ -25,9 +25,13 @@ argv:
   series (``bench_observed``, by series id) for the report callback to store;
 - parse-or-fail (runner.fail with the output tails);
 - cleanup: the tool's recorded processes are stopped when the module fails or is interrupted
-  (SIGTERM/SIGHUP/SIGINT), then the work directory is removed.
+  (SIGTERM/SIGHUP/SIGINT), then the work directory is removed;
+- a batch (``run_module``, the option ``batch``): several runs of the module in one module process,
+  one after the other, each with its own options, guards, work directory and result, each result
+  appended to a spool file the moment the run ends (the controller streams it from there), a run's
+  ``timeout_s`` enforced on its tool (stopped, the run failed, the batch goes on).
 
-Use::
+Use (a module's ``main`` is ``run_module(argument_spec, run)``, ``run(module)`` its one run)::
 
     with BenchRun(module, 'fio') as br:
         workdir = br.workdir_in(path)
@@ -39,12 +43,16 @@ Use::
         br.exit(bench_result=records[0])
 """
 
+import json
 import os
 import signal
 import subprocess
 import threading
 import time
+import traceback
 
+from ansible.module_utils import basic
+from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.benchlab.bench.plugins.module_utils.common import describe, start_measurement
@@ -60,11 +68,13 @@ from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
     create_workdir, proc_start_time, remove_tree, stop_recorded, system_directory_problem, update_marker)
 
 PLACEHOLDER = 'XXXXXX'
+# How often a batch run's tool is checked for its deadline and the batch's stop file.
+STOP_CHECK_S = 0.25
 STOP_SIGNALS = ('SIGTERM', 'SIGHUP', 'SIGINT')
 
 
 class Interrupted(Exception):
-    """The module received a stop signal while it ran."""
+    """The module received a stop signal while it ran (or its run's time was up)."""
 
 
 def _raise_interrupted(signum, _frame):
@@ -314,11 +324,17 @@ class BenchRun(object):
                 update_marker(path, pgid=proc.pid, pid_start=self._running[1])
         observed = None
         if obs is not None:
+            stopper = self._stopper(proc)
             try:
-                out, err, tool = _communicate_observed(proc, data, self._others if guard else None)
+                out, err, tool = _communicate_observed(proc, data, self._others if guard else None, check_stop=stopper)
             except BaseException:
                 obs.cancel()
                 raise
+            if stopper is not None and stopper.state:    # a batch's run stopped (its timeout, the controller gone)
+                obs.cancel()
+                proc.wait()
+                self._running = None
+                raise Interrupted(stopper.state['reason'])
             observed = self._keep_observation(argv, obs, tool)   # the last sample: the tool has exited
             proc.wait()
         else:
@@ -333,21 +349,63 @@ class BenchRun(object):
         res.observed = observed
         return res
 
-    @staticmethod
-    def _communicate(proc, data, others):
-        """proc.communicate(data); with `others` (guards.OtherRuns), other benchlab runs' tools are
-        looked for every WATCH_INTERVAL_S seconds while the tool runs, and once at its end."""
-        if others is None:
+    def _stop_reason(self):
+        """Why a batch's run must stop its tool now, or None: the controller asked the batch to stop
+        (it went away: the batch's stop file), or the run's deadline (its timeout_s) has passed."""
+        stop_file = getattr(self.module, 'stop_file', None)
+        if stop_file and os.path.exists(stop_file):
+            return 'stopped: the controller that ran the batch went away'
+        deadline = getattr(self.module, 'deadline', None)
+        if deadline is not None and time.monotonic() >= deadline:
+            return 'still running after its timeout_s of %s s: stopped' % getattr(self.module, 'timeout_s', '?')
+        return None
+
+    def _stopper(self, proc):
+        """For a batch's run (a deadline or a stop file): a check, called every STOP_CHECK_S seconds
+        while the tool runs, that stops the tool (its process group) once _stop_reason says so and
+        keeps the reason in its `state`; None outside a batch."""
+        if getattr(self.module, 'deadline', None) is None and not getattr(self.module, 'stop_file', None):
+            return None
+        state = {}
+
+        def check():
+            if state:
+                return
+            why = self._stop_reason()
+            if why:
+                state['reason'] = why
+                if self._running:
+                    self.stop_tool()
+                else:
+                    proc.kill()
+        check.state = state
+        return check
+
+    def _communicate(self, proc, data, others=None):
+        """The tool's output. With `others` (guards.OtherRuns), other benchlab runs' tools are looked
+        for every WATCH_INTERVAL_S seconds while the tool runs, and once at its end. In a batch the
+        tool is stopped and the run fails with Interrupted when _stop_reason says so."""
+        stopper = self._stopper(proc)
+        if stopper is None and others is None:
             return proc.communicate(data)
-        first = True
+        slice_s = STOP_CHECK_S if stopper is not None else WATCH_INTERVAL_S
+        watched = time.monotonic()
         while True:
             try:
-                out, err = proc.communicate(data if first else None, timeout=WATCH_INTERVAL_S)
+                out, err = proc.communicate(data, timeout=slice_s)
             except subprocess.TimeoutExpired:
-                first = False
-                others.watch()
+                data = None     # given to the tool once
+                if others is not None and time.monotonic() - watched >= WATCH_INTERVAL_S - 0.001:
+                    others.watch()
+                    watched = time.monotonic()
+                if stopper is not None:
+                    stopper()
+                    if stopper.state:
+                        proc.communicate()
+                        raise Interrupted(stopper.state['reason'])
                 continue
-            others.watch()
+            if others is not None:
+                others.watch()
             return out, err
 
     @staticmethod
@@ -430,18 +488,142 @@ class BenchRun(object):
         self.module.exit_json(**self.result)
 
 
-def _communicate_observed(proc, data, others=None):
+# -- a batch: several runs in one module process ------------------------------------------------
+
+class RunEnded(Exception):
+    """A run of a batch called exit_json or fail_json: its result, and the batch goes on."""
+
+    def __init__(self, result):
+        Exception.__init__(self, result.get('msg'))
+        self.result = result
+
+
+class OneRun(object):
+    """The module as one run of a batch sees it: its own params, check mode, deadline and warnings;
+    exit_json and fail_json end the run (RunEnded), not the module; everything else is the module's."""
+
+    def __init__(self, module, params, timeout_s=None, batch=None, stop_file=None):
+        self._module = module
+        self.params = params
+        self.stop_file = stop_file
+        # what the runs of one batch share (a module may keep something for the next run, and register
+        # its removal in batch['cleanup'], called when the batch ends)
+        self.batch = batch
+        self.check_mode = module.check_mode
+        self.timeout_s = timeout_s
+        self.deadline = None
+        self.warnings = []
+
+    def start_clock(self):
+        if self.timeout_s:
+            self.deadline = time.monotonic() + float(self.timeout_s)
+
+    def exit_json(self, **result):
+        raise RunEnded(result)
+
+    def fail_json(self, msg=None, **result):
+        result.update(failed=True, msg=msg)
+        raise RunEnded(result)
+
+    def warn(self, warning):
+        self.warnings.append(warning)
+
+    def get_bin_path(self, arg, required=False, opt_dirs=None):
+        path = self._module.get_bin_path(arg, required=False, opt_dirs=opt_dirs)
+        if required and path is None:
+            self.fail_json(msg='Failed to find required executable "%s" on the target' % arg)
+        return path
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+def _spool_line(spool, doc):
+    """One JSON line for the controller, which reads the spool while the batch runs."""
+    if spool:
+        with open(spool, 'a') as f:
+            f.write(json.dumps(doc, sort_keys=True) + '\n')
+
+
+def _one(module, validator, item, run, batch, stop_file=None):
+    """The result of one run of a batch (the run ends in exit_json or fail_json; any error is its failure)."""
+    if not isinstance(item, dict) or not isinstance(item.get('options'), dict):
+        return dict(failed=True, msg='batch: each run is {options: {...}, timeout_s: ...}')
+    checked = validator.validate(dict(item['options']))
+    if checked.error_messages:
+        return dict(failed=True, msg='; '.join(checked.error_messages))
+    one = OneRun(module, checked.validated_parameters, item.get('timeout_s'), batch, stop_file)
+    one.start_clock()
+    try:
+        run(one)
+        result = dict(failed=True, msg='the module ended the run without a result')
+    except RunEnded as e:
+        result = e.result
+    except Exception as e:  # pylint: disable=broad-except  # a bug in one run never costs the others
+        result = dict(failed=True, msg='%s: %s' % (type(e).__name__, e), exception=traceback.format_exc())
+    if one.warnings:
+        result['warnings'] = list(result.get('warnings') or []) + one.warnings
+    return result
+
+
+def run_module(argument_spec, run, **constraints):
+    """A benchmark module's main(): one run, ``run(AnsibleModule(...))``; or with the option
+    ``batch`` ({runs: [{options, timeout_s}], spool}) every run of the batch in turn, in this one
+    process, each with its own options checked against the module's argument spec, its result
+    appended to the spool the moment it ends ({"start": i}, then {"done": i, "result": {...}}), and
+    all of them returned as ``runs``. A failed run fails itself only. A file ``<spool>.stop`` (the
+    controller went away) stops the running tool and the batch."""
+    raw = basic._load_params() or {}
+    if not raw.get('batch'):
+        run(basic.AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **constraints))
+        return
+    # the runs' own options are checked per run below; at the top only the batch counts
+    relaxed = dict((k, dict(v, required=False)) for k, v in argument_spec.items())
+    module = basic.AnsibleModule(argument_spec=relaxed, supports_check_mode=True)
+    batch = module.params['batch']
+    validator = ModuleArgumentSpecValidator(argument_spec, **constraints)
+    results, shared = [], {'cleanup': []}
+    spool = batch.get('spool')
+    stop_file = spool + '.stop' if spool else None
+    # who to stop when the controller goes away (it checks the start time before it signals)
+    _spool_line(spool, {'pid': os.getpid(), 'pid_start': proc_start_time(os.getpid())})
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)   # between runs: end the batch cleanly
+    try:
+        for item in batch.get('runs') or []:
+            if stop_file and os.path.exists(stop_file):   # the controller went away: the rest is not run
+                results.append(dict(failed=True, msg='not run: the controller that ran the batch went away'))
+                continue
+            _spool_line(spool, {'start': len(results)})
+            results.append(_one(module, validator, item, run, shared, stop_file))
+            _spool_line(spool, {'done': len(results) - 1, 'result': results[-1]})
+    except Interrupted as e:
+        results.append(dict(failed=True, msg='stopped between runs: %s' % e))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for cleanup in shared['cleanup']:
+            cleanup()
+    module.exit_json(changed=any(r.get('changed') for r in results), runs=results)
+
+
+def _communicate_observed(proc, data, others=None, check_stop=None):
     """proc.communicate(data), except that the tool is waited for without being reaped first
     (waitid WNOWAIT), so its totals (CPU and I/O, its reaped children's included) can be read from
     its zombie: (stdout, stderr, exited_totals or None). The caller reaps it (proc.wait()). With
     `others` (guards.OtherRuns), other benchlab runs' tools are looked for every WATCH_INTERVAL_S
-    seconds while the tool runs (a thread), and once at its end."""
+    seconds while the tool runs (a thread), and once at its end. `check_stop` (a batch's run: its
+    deadline, the batch's stop file) is called every STOP_CHECK_S seconds from the same thread; it
+    stops the tool itself when it must."""
     chunks = {}
     done = threading.Event()
 
     def watch():
-        while not done.wait(WATCH_INTERVAL_S):
-            others.watch()
+        watched = time.monotonic()
+        while not done.wait(STOP_CHECK_S if check_stop is not None else WATCH_INTERVAL_S):
+            if others is not None and time.monotonic() - watched >= WATCH_INTERVAL_S - 0.001:
+                others.watch()
+                watched = time.monotonic()
+            if check_stop is not None:
+                check_stop()
 
     def drain(name, stream):
         chunks[name] = stream.read()
@@ -463,7 +645,7 @@ def _communicate_observed(proc, data, others=None):
                threading.Thread(target=drain, args=('err', proc.stderr))]
     if proc.stdin is not None:
         threads.append(threading.Thread(target=feed))
-    watcher = threading.Thread(target=watch) if others is not None else None
+    watcher = threading.Thread(target=watch) if others is not None or check_stop is not None else None
     for t in threads + ([watcher] if watcher else []):
         t.daemon = True
         t.start()
@@ -477,7 +659,8 @@ def _communicate_observed(proc, data, others=None):
         done.set()
     if watcher is not None:
         watcher.join()
-        others.watch()
+        if others is not None:
+            others.watch()
     for t in threads:
         t.join()
     return chunks.get('out', b''), chunks.get('err', b''), tool

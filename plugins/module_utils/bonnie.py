@@ -22,7 +22,7 @@ import re
 from ansible_collections.benchlab.bench.plugins.module_utils.common import first_line, quote_line, version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 
-TOOL = 'bonnie++'   # the name its records carry (the matrix's tool is bonnie: its x-benchlab records)
+TOOL = 'bonnie++'   # the name its records carry (the matrix's tool is bonnie: its unit's RECORDS)
 IO_TESTS = ('seq_output_char', 'seq_output_block', 'seq_rewrite', 'seq_input_char', 'seq_input_block', 'random_seeks')
 FILE_TESTS = ('seq_create', 'seq_read', 'seq_delete', 'random_create', 'random_read', 'random_delete')
 TESTS = IO_TESTS + FILE_TESTS
@@ -366,7 +366,7 @@ def _file_count(files):
 
 
 def bonnie_metrics(result):
-    """The record's metrics (DESIGN.md names) and the warnings they call for."""
+    """The record's metrics (the names of docs/usage.md) and the warnings they call for."""
     metrics = {}
     warnings = []
     too_fast = []

@@ -26,6 +26,7 @@ COMMON_ARGS = dict(
     run_id=dict(type='str'),
     run_key=dict(type='str', no_log=False),
     describe=dict(type='bool', default=False),
+    batch=dict(type='dict'),
     observe_interval_s=dict(type='float', default=1.0),
 )
 
@@ -131,7 +132,7 @@ def drop_caches():
 
 
 def ram_warning(size_bytes, what):
-    """The DESIGN.md section 5 warning when a data set is below twice the target's RAM."""
+    """The methodology's warning (docs/usage.md) when a data set is below twice the target's RAM."""
     ram = mem_total_bytes()
     if ram and size_bytes < 2 * ram:
         return ('%s %s is below 2x RAM (%s): the page cache may inflate the result'

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to benchlab.bench: no API promise. Used by modules/compress.
 """The compression CPU test: the reproducible input, the compressors' command lines, their
-versions, CPU time accounting and the result records (DESIGN.md: tool ``compress``, metrics
+versions, CPU time accounting and the result records (docs/usage.md: tool ``compress``, metrics
 ``elapsed``, ``user``, ``sys``, ``throughput``).
 
 The input is seeded pseudo-English text: words made of syllables, a Zipf-like word frequency
@@ -246,7 +246,7 @@ def rusage_delta(before, after):
 
 
 def compress_metrics(nbytes, elapsed, user, sys_):
-    """DESIGN.md's compress metrics; throughput is uncompressed bytes / elapsed in MB/s (10^6)."""
+    """The compress metrics of docs/usage.md; throughput is uncompressed bytes / elapsed in MB/s (10^6)."""
     if elapsed is None or elapsed < 0:
         raise CompressError('elapsed time must be a number >= 0, got %r' % (elapsed,))
     return {

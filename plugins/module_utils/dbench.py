@@ -183,7 +183,7 @@ def op_metric_name(op):
 
 
 def dbench_metrics(parsed):
-    """The record's metrics (DESIGN.md): throughput (MB/s), max_latency (ms), op_<name>_avg_latency (ms)."""
+    """The record's metrics (docs/usage.md): throughput (MB/s), max_latency (ms), op_<name>_avg_latency (ms)."""
     metrics = {'throughput': metric(parsed['throughput_mb_s'], 'MB/s', 'higher')}
     if parsed['max_latency_ms'] is not None:
         metrics['max_latency'] = metric(parsed['max_latency_ms'], 'ms', 'lower')

@@ -151,7 +151,7 @@ def _no_transfer_error(result, unread):
 
 
 def dd_metrics(parsed):
-    """The record's metrics for a parsed dd run (DESIGN.md: throughput, bytes, elapsed)."""
+    """The record's metrics for a parsed dd run (docs/usage.md: throughput, bytes, elapsed)."""
     metrics = {'bytes': metric(parsed['bytes'], 'bytes', 'higher')}
     if parsed['seconds'] is not None:
         metrics['elapsed'] = metric(parsed['seconds'], 's', 'lower')

@@ -12,7 +12,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.drbd_config import 
 from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import _token_or_quoted
 
 
-# The header line of every .res file benchlab writes: its mark of ownership (DESIGN.md section 6).
+# The header line of every .res file benchlab writes: its mark of ownership (docs/safety.md).
 HEADER_PREFIX = '# benchlab.bench managed resource '
 
 # Files written before the header carried name and lab (still benchlab's: they said so).

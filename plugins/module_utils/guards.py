@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to benchlab.bench: no API promise. Used by module_utils/benchrun and common (every benchmark module), modules/iperf, plugin_utils/matrix.
-"""Methodology guards a benchmark module applies right before it measures (DESIGN.md section 5).
+"""Methodology guards a benchmark module applies right before it measures (docs/usage.md).
 
 - quiescence: before the run, other benchmark processes and the load average per CPU (wait up to
   `quiesce_wait_s` for the machine to calm down); the verdict ``quiet`` is measured over the run
@@ -41,7 +41,7 @@ import time
 
 # Processes whose presence means another benchmark (or a compressor) competes for the machine: the
 # controller names every benchmark's own in guards.processes (the tool table, the matrix schema's
-# x-benchlab entries: plugin_utils/toolinfo.py; the action plugin every module runs through adds
+# benchmark units: plugin_utils/toolinfo.py; the action plugin every module runs through adds
 # them). Without that option only the usual load generators are known here.
 LOAD_GENERATORS = ('stress', 'stress-ng')
 

@@ -249,6 +249,26 @@ def _iperf3_streams(streams, protocol):
 
 
 START_ATTEMPTS = 3
+# Seconds between two starts of a client whose UDP stream was refused (the server's port opens again)
+START_PAUSE_S = 0.5
+
+
+def port_per_stream(help_text):
+    """Whether an iperf 2 (its --help text) gives each parallel UDP stream a port of its own: its
+    server listens on a port range (``-p, --port #[-#]``, iperf 2.1) and its client sends stream k to
+    port + k - 1 (``--incr-dstport``). Then no stream races another's accept (udp_stream_refused)."""
+    text = help_text or ''
+    return '--incr-dstport' in text and bool(re.search(r'--port\s+#\[-#\]', text))
+
+
+def server_ports(argv):
+    """The ports a server argv (server_argv) listens on: [port] or the range's ports."""
+    for i, arg in enumerate(argv[:-1]):
+        if arg in ('-p', '--port'):
+            first, _sep, last = argv[i + 1].partition('-')
+            if first.isdigit() and (not last or last.isdigit()):
+                return list(range(int(first), int(last or first) + 1))
+    return []
 
 
 def udp_stream_refused(version, udp, parallel, *texts):
@@ -454,7 +474,7 @@ def parse_iperf(text, stderr=''):
 # records
 
 def iperf_metrics(summary):
-    """The record's metrics (DESIGN.md: throughput, retransmits where known, jitter/lost_pct for UDP)."""
+    """The record's metrics (docs/usage.md: throughput, retransmits where known, jitter/lost_pct for UDP)."""
     metrics = {'throughput': metric(summary['throughput_mbit_s'], 'Mbit/s', 'higher')}
     if summary.get('retransmits') is not None:
         metrics['retransmits'] = metric(summary['retransmits'], 'count', 'lower')
@@ -532,10 +552,12 @@ def _json_tail(text):
 # ---------------------------------------------------------------------------------------------
 # argv builders (pure)
 
-def server_argv(binary, version, bind, port, udp=False, window=None, server_timeout=None):
+def server_argv(binary, version, bind, port, udp=False, window=None, server_timeout=None, ports=1):
     """The one-off server: iperf3 -s -1 (exits after one test, --idle-timeout as a safety net);
-    iperf2 -s (-t bounds its life: it has no one-off mode)."""
-    argv = [binary, '-s', '-B', bind, '-p', str(port)]
+    iperf2 -s (-t bounds its life: it has no one-off mode); an iperf 2 server for `ports` > 1
+    listens on port..port+ports-1 (port_per_stream)."""
+    span = '%d-%d' % (port, port + ports - 1) if version == 2 and ports > 1 else str(port)
+    argv = [binary, '-s', '-B', bind, '-p', span]
     if version == 3:
         argv.insert(2, '-1')
         if server_timeout:
@@ -551,13 +573,16 @@ def server_argv(binary, version, bind, port, udp=False, window=None, server_time
 
 
 def client_argv(binary, version, server, port, time_s=10, reverse=False, parallel=1, window=None,
-                udp=False, bandwidth=None):
-    """The client: iperf3 -J; iperf2 -y C for TCP, text -f k for UDP (its CSV has no server report)."""
+                udp=False, bandwidth=None, incr_dstport=False):
+    """The client: iperf3 -J; iperf2 -y C for TCP, text -f k for UDP (its CSV has no server report);
+    iperf2 with `incr_dstport` and several streams: stream k to port + k - 1 (port_per_stream)."""
     argv = [binary, '-c', server, '-p', str(port), '-t', str(time_s)]
     if version == 3:
         argv.append('-J')
     if parallel and int(parallel) > 1:
         argv += ['-P', str(int(parallel))]
+        if version == 2 and incr_dstport:
+            argv.append('--incr-dstport')
     if reverse:
         argv.append('-R')
     if window:

@@ -26,12 +26,14 @@ def is_iperf_server(pid):
 
 
 def start_server(argv, port, udp_socket=False, ready_timeout=10.0):
-    """Start the server in its own session, detached from the caller's pipes; wait until it listens.
+    """Start the server in its own session, detached from the caller's pipes; wait until it listens
+    on `port` (an int, or a list: every port of a server that listens on a range).
 
     Returns (Popen, None) or (None, error message with the server's output). Its output goes to a
     file that is unlinked once the server listens: nothing is left on disk, and the output is
     still readable through /proc/<pid>/fd/1 until the server stops.
     """
+    ports = port if isinstance(port, list) else [port]
     logdir = tempfile.mkdtemp(prefix='benchlab-iperf-server-')
     logpath = os.path.join(logdir, 'server.log')
     env = dict(os.environ)
@@ -48,7 +50,7 @@ def start_server(argv, port, udp_socket=False, ready_timeout=10.0):
                     output = f.read().decode('utf-8', 'replace')
                 return None, 'the iperf server exited at once (rc=%s): %s\noutput:\n%s' % (
                     proc.returncode, ' '.join(argv), tail(output) or '(none)')
-            if is_listening(proc.pid, port, udp_socket):
+            if all(is_listening(proc.pid, one, udp_socket) for one in ports):
                 return proc, None
             if time.monotonic() > deadline:
                 output = ''
@@ -57,7 +59,7 @@ def start_server(argv, port, udp_socket=False, ready_timeout=10.0):
                 kill_server(proc.pid, grace=1.0)
                 proc.wait()
                 return None, 'the iperf server did not listen on port %s within %ss: %s\noutput:\n%s' % (
-                    port, ready_timeout, ' '.join(argv), tail(output) or '(none)')
+                    '-'.join(str(p) for p in sorted(set([ports[0], ports[-1]]))), ready_timeout, ' '.join(argv), tail(output) or '(none)')
             time.sleep(0.05)
     except OSError as e:
         if proc is not None and proc.poll() is None:

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to benchlab.bench: no API promise. Used by the tool parsers in module_utils, the benchmark
 # modules, the report callback, plugin_utils (validation, imports) and the tests.
-"""The result record (DESIGN.md section 3): the one place that builds and validates it.
+"""The result record (docs/architecture.md): the one place that builds and validates it.
 
 Modules build records on the target with `new_record`; the callback and tests validate them on
 the controller with `validate_record` against `schemas/record-v1.json` (jsonschema is needed
@@ -19,7 +19,8 @@ from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import re
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'record-v1.json')
-# The tool table (each matrix tool's x-benchlab entry, plugin_utils/toolinfo.py): read as data by the
+# The record names of the tool table (each benchmark unit's RECORDS, plugin_utils/toolinfo.py, generated
+# into the matrix schema's x-benchlab entries by tests/utils/benchmark_units.py): read as data by the
 # controller-side validation here; a target has no such file and never validates.
 MATRIX_SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                   'plugin_utils', 'schemas', 'matrix-v1.json')
@@ -78,7 +79,7 @@ def new_record(tool, test, metrics, tool_version=None, labels=None, params=None,
 
 def table_record_names(path=MATRIX_SCHEMA_FILE):
     """The tool names records may carry: the ``records`` of every matrix tool's x-benchlab entry, in
-    the order of the matrix schema's tool enum (plugin_utils/toolinfo.py checks the entries)."""
+    the order of the matrix schema's tool enum (generated from the benchmark units)."""
     with open(path) as f:
         defs = json.load(f)['$defs']
     return [name for tool in defs['benchmark']['properties']['tool']['enum']

@@ -38,7 +38,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import metri
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import ZERO_DATA
 
-TOOL = 'sysbench'   # the name its records carry (the matrix's tool is sysbench_fileio: its x-benchlab records)
+TOOL = 'sysbench'   # the name its records carry (the matrix's tool is sysbench_fileio: its unit's RECORDS)
 MIB = 1024.0 * 1024.0
 
 MODES = ('seqwr', 'seqrewr', 'seqrd', 'rndrd', 'rndwr', 'rndrw')
@@ -209,7 +209,7 @@ def _latency(value, name, warnings):
 
 
 def sysbench_metrics(parsed, warnings=None):
-    """The record's metrics (DESIGN.md): reads_per_s, writes_per_s, fsyncs_per_s (ops/s),
+    """The record's metrics (docs/usage.md): reads_per_s, writes_per_s, fsyncs_per_s (ops/s),
     read_throughput, write_throughput (MB/s), latency_avg, latency_p95 (ms).
 
     Read metrics only for the modes that read, write and fsync metrics only for the modes that

@@ -4,7 +4,7 @@
 # Private to benchlab.bench: no API promise. Used by benchmark modules; common, dd, openvz; matrix, render.
 """Units: parsing human sizes and rates into the canonical units of the result record.
 
-Canonical units (DESIGN.md section 3): throughput MB/s (10^6 bytes/s), network Mbit/s, time s,
+Canonical units (the record's, docs/usage.md): throughput MB/s (10^6 bytes/s), network Mbit/s, time s,
 latency ms. Everything that converts goes through here.
 """
 

@@ -156,9 +156,8 @@ import pwd
 import re
 import stat
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL, bonnie_records
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, mem_total_bytes
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM
@@ -326,7 +325,11 @@ def main():
         user=dict(type='str'),
     )
     argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    run_module(argument_spec, one_run)
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     path = p['path']
     if not os.path.isdir(path):

@@ -158,9 +158,8 @@ import resource
 import shutil
 import tempfile
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.compress import (
     COMPRESSORS, CompressError, check_options, compress_argv, compress_record, compressor_version, copy_input,
@@ -288,7 +287,11 @@ def main():
         threads=dict(type='int'),
     )
     argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    run_module(argument_spec, one_run)
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     size, compressors, levels, path = validate(module, p)
     binaries = dict((c, module.get_bin_path(c, required=True)) for c in compressors)

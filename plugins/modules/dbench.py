@@ -134,9 +134,8 @@ bench_dry_run:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record, loadfile_problem
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
@@ -258,7 +257,11 @@ def main():
         timeout=dict(type='int'),
     )
     argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    run_module(argument_spec, one_run)
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
 
     limit, loadfile = validate(module, p)

@@ -146,7 +146,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 bench_result:
-  description: The result record (schema version 1, see the collection's DESIGN and record schema).
+  description: The result record (schema version 1, see the record schema, plugins/module_utils/schemas/record-v1.json).
   returned: success, not in check mode
   type: dict
   contains:
@@ -189,9 +189,8 @@ bench_dry_run:
 import os
 import tempfile
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning, read_text
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM, SOURCE_ON_TEST_STORAGE
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import copy_input_problem, dd_record, space_needed
@@ -371,7 +370,11 @@ def clear_copied_head(path, size):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    run_module(argument_spec(), one_run)
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     test, path = p['test'], p['path']
     size, bs, count = sizes(module, p)

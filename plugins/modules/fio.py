@@ -25,6 +25,12 @@ description:
     C(allow_mounted_write), C(read_iolog) and C(profile) are refused unless O(allow_unsafe_options=true).
   - A job whose files need more than the free space of their file system, C(fill_device=1) on files,
     and trims (C(rw=trim)) on files (fio trims only block devices) are refused before fio runs.
+  - In a batch (the option C(batch), the run path's), a read job of the module's options (no further
+    O(options), one worker) reads the file the batch's previous read job of the same O(path) and
+    O(size) laid out, instead of laying out one of its own (the same random contents; fio drops the
+    file's cached pages before the job, its C(invalidate)); its record's C(params.layout) is
+    V(reused). The file is kept between the runs in a directory of this run's (owner marker),
+    removed when the batch ends.
   - A block device a job names (C(filename)/C(filename_format)) is written only with
     O(destructive=true), and never while it or a partition is mounted, has holders, is active swap or
     is open exclusively by another program.
@@ -212,9 +218,8 @@ bench_dry_run:
 import hashlib
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA, fio_zero_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
@@ -224,7 +229,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
     FioJobError, check_fio_job, options_to_sections, parse_job_file, split_names)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, free_space_problem, remove_tree
 
 JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
@@ -260,6 +265,47 @@ ARGUMENT_SPEC = dict(
     force=dict(type='bool', default=False),
 )
 ARGUMENT_SPEC.update(COMMON_ARGS)
+
+
+def layout_key(p):
+    """What makes the file a read job laid out reusable by the next read job of a batch in the same
+    path: a job of the module's options (no job file, no further options), one worker, its size."""
+    if (p['rw'] not in READ_ONLY or p['options'] or p['numjobs'] != 1 or p['job_file']
+            or p['job_file_content'] is not None):
+        return None
+    return (os.path.realpath(p['path']), parse_size(p['size']))
+
+
+def take_layout(module, p, workdir):
+    """In a batch, the file the previous read job of this path laid out, moved into this run's work
+    directory under the name fio gives this job's file: fio then reads it instead of laying out a new
+    one (the same random contents; fio drops its pages from the cache before the job, invalidate=1).
+    True when it did."""
+    batch = getattr(module, 'batch', None)
+    held = (batch or {}).get('fio_layout')
+    if not held or held['key'] != layout_key(p) or not os.path.isfile(held['file']):
+        return False
+    os.rename(held['file'], os.path.join(workdir, '%s.0.0' % p['name']))
+    batch.pop('fio_layout')
+    return True
+
+
+def keep_layout(module, p, workdir):
+    """In a batch, keep the file this read job read for the next one (in a directory of this run's,
+    with its owner marker, removed when the batch ends)."""
+    batch = getattr(module, 'batch', None)
+    key = layout_key(p)
+    src = os.path.join(workdir, '%s.0.0' % p['name'])
+    if batch is None or key is None or not os.path.isfile(src) or os.path.getsize(src) != key[1]:
+        return
+    hold = batch.get('fio_hold', {}).get(key[0])
+    if hold is None:
+        hold = create_workdir(p['path'], 'fio-layout', run_id=p['run_id'], run_key=p['run_key'])
+        batch.setdefault('fio_hold', {})[key[0]] = hold
+        batch['cleanup'].append(lambda: remove_tree(hold))
+    dst = os.path.join(hold, 'layout')
+    os.rename(src, dst)
+    batch['fio_layout'] = {'key': key, 'file': dst}
 
 
 def supports_o_direct(directory):
@@ -442,8 +488,11 @@ def options_run(br, p, fio_bin, workdir):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           mutually_exclusive=[('job_file', 'job_file_content')])
+    run_module(ARGUMENT_SPEC, one_run, mutually_exclusive=[('job_file', 'job_file_content')])
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     validate(module, p)
     fio_bin = module.get_bin_path('fio', required=True)
@@ -457,6 +506,8 @@ def main():
         else:
             argv, params, job_options = options_run(br, p, fio_bin, workdir)
         br.dry_run(argv, writes=[workdir])
+        if job_options is None and take_layout(module, p, workdir):
+            params['layout'] = 'reused'   # the batch's previous read job of this path laid the file out
         br.measure(params)
         started = utc_now()
         res = br.run(argv, cwd=workdir)
@@ -465,6 +516,8 @@ def main():
         records = br.parse('fio', res, fio_records, res.stdout, labels=p['labels'], params=params,
                            warnings=br.warnings, cmd=argv, started=started, duration_s=res.duration_s,
                            job_options=job_options)
+        if job_options is None:
+            keep_layout(module, p, workdir)
         # The work directory is removed again: the target is left as it was found.
         br.exit(bench_result=records[0], bench_results=records)
 

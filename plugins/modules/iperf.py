@@ -76,9 +76,16 @@ options:
     description:
       - Number of parallel streams (C(-P)); the record's throughput is their sum.
       - With iperf 2 and O(udp=true), a stream that received nothing while another did fails the run
-        (the sum would count it as 0), and a stream refused at its start (the iperf 2 server opens
-        its UDP port again after each stream it accepts) runs the client again, up to 3 times in
-        all; the record's warnings say so.
+        (the sum would count it as 0). The iperf 2 UDP server connects its socket to each stream it
+        accepts and then opens its port again, so a second stream arriving in between is refused;
+        an iperf 2 that has port ranges (2.1, C(-p port-port) on the server and C(--incr-dstport) on
+        the client, read from its C(--help)) gives each stream a port of its own instead (see
+        O(incr_dstport); a server started with O(role=server) or O(spawn_server=true) listens on
+        O(port) to O(port) + O(parallel) - 1 then). Otherwise a stream refused at its start runs
+        the client again, up to 3 times in all, half a second apart; the record's warnings say so.
+      - Server, iperf 2 with O(udp=true) only - the streams the clients will run. With more than
+        one, the server listens on a port per stream where the installed iperf 2 can, and returns
+        C(incr_dstport=true).
     type: int
     default: 1
   window:
@@ -96,6 +103,14 @@ options:
       - UDP target bandwidth (C(-b)), for example V(100M) (bits/s). Without it both tools send at
         1 Mbit/s, and the record carries a warning.
     type: str
+  incr_dstport:
+    description:
+      - Client, iperf 2 with O(udp=true) and O(parallel) > 1 only. The server listens on a port per
+        stream (O(port) to O(port) + O(parallel) - 1, the C(incr_dstport) a O(role=server) start
+        returned), so stream k is sent to O(port) + k - 1 (C(--incr-dstport)). An iperf 2 without
+        C(--incr-dstport) sends every stream to O(port), with a warning.
+    type: bool
+    default: false
   spawn_server:
     description: Client only. Start a one-off server on this host around the client run (loopback tests).
     type: bool
@@ -203,6 +218,16 @@ pid:
   description: The server's process id.
   returned: role server
   type: int
+ports:
+  description: The ports the server listens on (one, or a port per stream of an iperf 2 UDP server).
+  returned: role server, state started
+  type: list
+  elements: int
+  sample: [5001, 5002]
+incr_dstport:
+  description: Whether the server listens on a port per stream, so its clients run with O(incr_dstport=true).
+  returned: role server, state started
+  type: bool
 stopped:
   description: With O(state=stopped), whether a running server was stopped.
   returned: role server, state stopped
@@ -225,15 +250,14 @@ bench_dry_run:
 
 import os
 import subprocess
+import time
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, new_dry_run
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, new_dry_run, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, version_tuple
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_names, competing_processes
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
-    START_ATTEMPTS, IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json, server_argv,
-    udp_stream_refused, version_from_output)
+    START_ATTEMPTS, START_PAUSE_S, IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json,
+    port_per_stream, server_argv, server_ports, udp_stream_refused, version_from_output)
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf_server import (
     is_iperf_server, kill_server, server_output, start_server)
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import route_interfaces, shaping_rates
@@ -254,12 +278,21 @@ def tool_version(module, path):
     return version_from_output((res.stdout or '') + '\n' + (res.stderr or ''))
 
 
+def ports_per_stream(module, path, p):
+    """How many ports an iperf 2 UDP server of `p` listens on: one per stream (p['parallel']) when
+    the installed iperf 2 takes a port range and --incr-dstport (its --help says so), else 1."""
+    if p['version'] != 2 or not p['udp'] or p['parallel'] < 2:
+        return 1
+    res = run(module, [path, '--help'])
+    return p['parallel'] if port_per_stream((res.stdout or '') + '\n' + (res.stderr or '')) else 1
+
+
 def competing_except_own_server(port, guards):
     """Competing benchmark processes (the names of competing_names(guards)), leaving out the iperf
-    server of this very test (this port)."""
+    server of this very test (one listening on this port, alone or in its range)."""
     def competing():
         return [(pid, name) for pid, name in competing_processes(names=competing_names(guards))
-                if not (is_iperf_server(pid) and str(port) in proc_cmdline(pid))]
+                if not (is_iperf_server(pid) and port in server_ports(proc_cmdline(pid)))]
     return competing
 
 
@@ -296,14 +329,17 @@ def server_main(module, p):
     path = binary(module, p['version'])
     port = default_port(p)
     timeout = p['server_timeout'] or 300
+    nports = ports_per_stream(module, path, p)
     argv = server_argv(path, p['version'], p['bind'], port, udp=p['udp'], window=p['window'],
-                       server_timeout=timeout)
+                       server_timeout=timeout, ports=nports)
+    # incr_dstport: the clients send each stream to a port of its own (the run path passes it on)
+    facts = dict(cmd=argv, ports=server_ports(argv), incr_dstport=nports > 1)
     if module.check_mode:
-        module.exit_json(changed=False, cmd=argv, bench_dry_run=dict(new_dry_run('iperf'), argv=argv))
-    proc, err = start_server(argv, port, udp_socket=p['version'] == 2 and p['udp'])
+        module.exit_json(changed=False, bench_dry_run=dict(new_dry_run('iperf'), argv=argv), **facts)
+    proc, err = start_server(argv, facts['ports'], udp_socket=p['version'] == 2 and p['udp'])
     if err:
         module.fail_json(msg=err, cmd=argv)
-    module.exit_json(changed=True, cmd=argv, pid=proc.pid, bind=p['bind'], port=port)
+    module.exit_json(changed=True, pid=proc.pid, bind=p['bind'], port=port, **facts)
 
 
 def client_params(p, port, version):
@@ -344,6 +380,8 @@ def measure_client(br, argv, p, records_args):
     to START_ATTEMPTS times in all, each time said in the record's warnings."""
     version = p['version']
     for attempt in range(1, START_ATTEMPTS + 1):
+        if attempt > 1:
+            time.sleep(START_PAUSE_S)   # the server's port opens again
         started = utc_now()
         res = br.observed_call(argv, lambda: run(br.module, argv))
         refused = udp_stream_refused(version, p['udp'], p['parallel'], res.stdout, res.stderr)
@@ -351,8 +389,8 @@ def measure_client(br, argv, p, records_args):
             break
         records_args['warnings'].append(
             'iperf 2 UDP: a stream was refused at its start (the iperf 2 server opens its UDP port again after '
-            'each stream it accepts; a stream arriving in between is refused): the client ran again (attempt %d of '
-            '%d)' % (attempt + 1, START_ATTEMPTS))
+            'each stream it accepts; a stream arriving in between is refused; this iperf 2 has no port per stream): '
+            'the client ran again (attempt %d of %d)' % (attempt + 1, START_ATTEMPTS))
     what = br.what
     if attempt > 1:
         what = '%s (started %d times: a UDP stream was refused at its start %s)' % (
@@ -383,15 +421,23 @@ def stop_spawned_server(proc, p, version, result):
     proc.wait()
 
 
-def client_argvs(p, path):
-    """(port, client argv, server argv, bind) of a client run with the binary at `path`."""
-    port = default_port(p)
+def client_argvs(module, p, path):
+    """(port, client argv, server argv, bind, warnings) of a client run with the binary at `path`.
+    Each stream of an iperf 2 UDP client gets a port of its own where this iperf 2 can (its spawned
+    server listens on the range) or where the server's start said so (incr_dstport)."""
+    port, warnings = default_port(p), []
+    nports = ports_per_stream(module, path, p) if p['spawn_server'] or p['incr_dstport'] else 1
+    if p['incr_dstport'] and nports == 1 and p['version'] == 2 and p['udp'] and p['parallel'] > 1:
+        warnings.append('incr_dstport: this iperf 2 has no --incr-dstport: every stream went to port %d (a stream '
+                        'may be refused at its start)' % port)
     argv = client_argv(path, p['version'], p['server'], port, time_s=p['time'], reverse=p['reverse'],
-                       parallel=p['parallel'], window=p['window'], udp=p['udp'], bandwidth=p['bandwidth'])
+                       parallel=p['parallel'], window=p['window'], udp=p['udp'], bandwidth=p['bandwidth'],
+                       incr_dstport=nports > 1)
     bind = p['bind'] or p['server']
     timeout = p['server_timeout'] or p['time'] + 30
-    sargv = server_argv(path, p['version'], bind, port, udp=p['udp'], window=p['window'], server_timeout=timeout)
-    return port, argv, sargv, bind
+    sargv = server_argv(path, p['version'], bind, port, udp=p['udp'], window=p['window'], server_timeout=timeout,
+                        ports=nports)
+    return port, argv, sargv, bind, warnings
 
 
 def checked_version(br, path, p):
@@ -410,7 +456,7 @@ def client_main(module, p):
     check_client(module, p)
     version = p['version']
     path = binary(module, version)
-    port, argv, sargv, bind = client_argvs(p, path)
+    port, argv, sargv, bind, port_warnings = client_argvs(module, p, path)
     with BenchRun(module, 'iperf', what='iperf3' if version == 3 else 'iperf') as br:
         br.result['cmd'] = argv
         if p['spawn_server']:
@@ -418,12 +464,12 @@ def client_main(module, p):
             br.result['server_cmd'] = sargv
         br.dry_run(argv, argvs=[sargv, argv] if p['spawn_server'] else None)
         tv = checked_version(br, path, p)
-        params, warnings = client_params(p, port, version), client_warnings(p)
+        params, warnings = client_params(p, port, version), client_warnings(p) + port_warnings
         records_args = dict(tool_version=tv, labels=p['labels'], params=params, warnings=warnings, reverse=p['reverse'])
         proc = None
         try:
             if p['spawn_server']:
-                proc, err = start_server(sargv, port, udp_socket=version == 2 and p['udp'])
+                proc, err = start_server(sargv, server_ports(sargv), udp_socket=version == 2 and p['udp'])
                 if err:
                     module.fail_json(msg=err, **br.result)
                 br.result['pid'] = proc.pid
@@ -454,12 +500,17 @@ def main():
         window=dict(type='str'),
         udp=dict(type='bool', default=False),
         bandwidth=dict(type='str'),
+        incr_dstport=dict(type='bool', default=False),
         spawn_server=dict(type='bool', default=False),
         server_timeout=dict(type='int'),
         grace=dict(type='float', default=2.0),
     )
     argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    run_module(argument_spec, one_run)
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     if not os.path.isdir('/proc/self/fd'):
         module.fail_json(msg='benchlab.bench.iperf needs a Linux /proc')

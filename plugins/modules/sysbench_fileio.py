@@ -124,7 +124,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 bench_result:
-  description: The result record (schema version 1, see the collection's DESIGN and record schema).
+  description: The result record (schema version 1, see the record schema, plugins/module_utils/schemas/record-v1.json).
   returned: success, not in check mode
   type: dict
   contains:
@@ -163,9 +163,8 @@ bench_dry_run:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
@@ -245,7 +244,11 @@ def main():
         drop_caches=dict(type='bool', default=True),
     )
     argument_spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    run_module(argument_spec, one_run)
+
+
+def one_run(module):
+    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
 
     size, bs = validate(module, p)

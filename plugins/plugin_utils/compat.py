@@ -14,9 +14,9 @@ for async tasks once they are started (the failure would otherwise surface in as
 
 A benchmark module also gets the names of every benchmark's processes in its guards option here
 (benchmark_args): the quiesce guard counts them as competing, and the target cannot read the tool
-table (plugin_utils/toolinfo.py) itself. drbd_resource gets its resources' keys in the spelling it
-declares (drbd_resource_args: drbd.conf's dashes become underscores), which is what lets Ansible
-mask the shared secret in the line it logs on the target.
+table (the benchmark units, plugin_utils/toolinfo.py) itself. drbd_resource gets its resources'
+keys in the spelling it declares (drbd_resource_args: drbd.conf's dashes become underscores),
+which is what lets Ansible mask the shared secret in the line it logs on the target.
 """
 
 from __future__ import annotations
@@ -90,9 +90,9 @@ def benchmark_args(module, args):
     """A benchmark module's args with the process names its quiesce guard counts as competing
     (guards.processes, plugin_utils/toolinfo.py): a target knows no other tool's names. Any other
     module's args unchanged."""
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import table, with_processes
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import units, with_processes
     prefix, _dot, name = (module or '').rpartition('.')
-    if prefix not in ('benchlab.bench', '') or name not in table() or not isinstance(args, dict):
+    if prefix not in ('benchlab.bench', '') or name not in units() or not isinstance(args, dict):
         return args
     return dict(args, guards=with_processes(args.get('guards')))
 

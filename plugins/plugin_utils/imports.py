@@ -23,16 +23,8 @@ import stat
 
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
-from ansible_collections.benchlab.bench.plugins.module_utils.compress import compress_metrics
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
-from ansible_collections.benchlab.bench.plugins.module_utils.record import json_path, metric, new_record
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
-from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import parse_time
+from ansible_collections.benchlab.bench.plugins.module_utils.record import json_path
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import imports as unit_imports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import validator
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'import-manifest-v1.json')
@@ -42,8 +34,16 @@ READ_CHUNK = 1024 * 1024
 # Pseudo file systems: nothing there is a tool's output (and /proc, /sys, /dev hold secrets, devices
 # and endless files). Refused by name even where a bind mount puts the manifest's directory inside.
 SYSTEM_TREES = ('/proc', '/sys', '/dev')
-# Entry keys that only one tool's parser reads.
-TOOL_KEYS = {'bs': ('dd',), 'sync_after': ('dd',), 'bytes': ('time',), 'reverse': ('iperf', 'iperf3')}
+
+
+def tool_keys():
+    """{entry key: (manifest tools whose parser reads it)}: the keys only some tools' parsers read
+    (each benchmark unit's IMPORTS)."""
+    out = {}
+    for name, (_tool, spec) in unit_imports().items():
+        for key in spec.get('keys') or ():
+            out[key] = out.get(key, ()) + (name,)
+    return out
 
 
 class ImportProblem(ValueError):
@@ -77,7 +77,7 @@ def semantic_problems(manifest):
     """What a schema cannot say: the baseline is one of the cells, the pivot a label some entry has."""
     problems = []
     for index, entry in enumerate(manifest['entries']):
-        for key, tools in sorted(TOOL_KEYS.items()):
+        for key, tools in sorted(tool_keys().items()):
             if key in entry and entry['tool'] not in tools:
                 problems.append('entries[%d].%s: only for tool %s, this entry is %s' % (
                     index, key, ' or '.join(tools), entry['tool']))
@@ -224,38 +224,12 @@ def entry_text(entry, base):
     return data.decode('utf-8', 'replace'), 'file %s' % entry['file']
 
 
-def _time_records(text, entry):
-    """One compress-shaped record per `time` block (each block is a repetition of the entry's test)."""
-    records = []
-    for block in parse_time(text):
-        if entry.get('bytes'):
-            metrics = compress_metrics(entry['bytes'], block['real'], block['user'], block['sys'])
-        else:
-            metrics = dict(elapsed=metric(block['real'], 's', 'lower'), user=metric(block['user'], 's', 'lower'),
-                           sys=metric(block['sys'], 's', 'lower'))
-        records.append(new_record('compress', entry['test'], metrics, tool_version=entry.get('tool_version'),
-                                  raw_tail=tail(text, 5)))
-    return records
-
-
 def parse_entry(entry, text):
-    """The records of one entry's output, through the tool's one parser (module_utils)."""
-    tool, test, version = entry['tool'], entry.get('test'), entry.get('tool_version')
-    if tool == 'dd':
-        return [dd_record(text, test=test or 'write', bs=entry.get('bs'), tool_version=version,
-                          sync_after=entry.get('sync_after', False))]
-    if tool == 'dbench':
-        return [dbench_record(text, test=test, tool_version=version)]
-    if tool == 'sysbench':
-        return [sysbench_record(text, test=test, tool_version=version)]
-    if tool == 'time':
-        return _time_records(text, entry)
-    if tool == 'bonnie++':
-        records = bonnie_records(text, tool_version=version)
-    elif tool == 'fio':
-        records = fio_records(text)
-    else:
-        records = iperf_records(text, tool_version=version, reverse=entry.get('reverse'))
+    """The records of one entry's output, through the tool's one parser (module_utils), as its
+    benchmark unit's IMPORTS names it."""
+    test = entry.get('test')
+    _tool, spec = unit_imports()[entry['tool']]
+    records = spec['parse'](entry, text)
     if test:
         if len(set(r['test'] for r in records)) > 1:
             raise ValueError('test %r given, but the output holds several tests (%s): leave test out' % (

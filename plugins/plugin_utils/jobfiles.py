@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fio job files named by a matrix (``{tool: fio, params: {job_file: <file on the controller>}}``),
-on the controller, before any host is touched; and dbench load files (``loadfile``), when the
-controller has the file (the module checks it again on the target, where it runs).
+"""fio job files and job options named by a matrix (``{tool: fio, params: {job_file: <file on the
+controller>}}``, ``params: {options: {...}}``), on the controller, before any host is touched; and dbench
+load files (``loadfile``), when the controller has the file (the module checks it again on the target,
+where it runs).
 
 Each job file is read, parsed and checked the way the fio module will check it on the target
 (module_utils/fiojob: [global] inheritance, options that run programs, devices), and, when fio is
@@ -23,7 +24,8 @@ from ansible.utils.unsafe_proxy import wrap_var
 
 from ansible_collections.benchlab.bench.plugins.module_utils.dbench import loadfile_problem
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import job_file_in_workdir, job_file_text, parse_only_problem
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import FioJobError, check_fio_job, engine_problem, parse_job_file
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+    FioJobError, check_fio_job, engine_problem, options_to_sections, parse_job_file)
 
 MAX_JOB_FILE_BYTES = 1024 * 1024
 # The module's cap on a dbench load file (modules/dbench.py MAX_LOADFILE_BYTES)
@@ -86,6 +88,24 @@ def check_job_file(path):
     return text, None
 
 
+def options_problem(options):
+    """Why a fio benchmark's `options` (the fio module's option: further job options) would be
+    refused on the target, or None: the fio module's own check (module_utils/fiojob), with the same
+    rules as a job file of the matrix (no block device, nothing outside the work directory)."""
+    try:
+        sections = options_to_sections(options, name='options', base={'name': 'check', 'directory': _CHECK_WORKDIR})
+        found = check_fio_job(sections, _CHECK_WORKDIR, origin='options')
+    except FioJobError as e:
+        return str(e).replace('(allow_unsafe)', '(not from a matrix: the fio module with allow_unsafe_options: true)')
+    if found.get('devices'):
+        return ('names block device(s) %s: a matrix runs fio on files in the cell\'s path; run device benchmarks '
+                'with the fio module and destructive: true' % ', '.join(found['devices']))
+    if found.get('outside'):
+        return ('writes outside the work directory (%s): benchlab writes only in its own work directory; remove or '
+                'make these paths relative' % ', '.join('%s=%s' % (k, v) for _s, k, v in found['outside']))
+    return None
+
+
 def _params_copy(matrix):
     """A copy of the matrix in which every dict with_job_files may change (the fio params of each
     benchmark and cell) is a new one; the rest is shared. Not copy.deepcopy: on ansible-core 2.19+
@@ -115,6 +135,10 @@ def with_job_files(matrix):
     cache = {}
 
     def load(where, params):
+        if isinstance(params, dict) and params.get('options'):
+            problem = options_problem(params['options'])
+            if problem:
+                problems.append('%s.options: %s' % (where, problem))
         if isinstance(params, dict) and isinstance(params.get('ioengine'), str):
             problem = engine_problem(params['ioengine'])
             if problem:

@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The benchmark matrix (controller side): validation against schemas/matrix-v1.json and the
-checks a schema cannot express, then expansion into the plan of runs (DESIGN.md section 4)."""
+checks a schema cannot express, then expansion into the plan of runs (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import plan_ga
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import MATRIX_SCHEMA_FILE, load_schema, matrix_problems
 
 DEFAULT_REPETITIONS = 3
-# Methodology defaults (DESIGN.md section 5); a matrix overrides them globally or per benchmark.
+# Methodology defaults (docs/usage.md); a matrix overrides them globally or per benchmark.
 # The not_quiet threshold (other processes' CPU over a run) is the guards' own default (module_utils/guards.py).
 DEFAULT_METHODOLOGY = {'warmup': False, 'cooldown_s': 2, 'quiesce': True, 'max_load_per_cpu': 0.75,
                        'max_other_cpu_pct': GUARD_DEFAULTS['max_other_cpu_pct'],
                        'quiesce_wait_s': 0, 'drop_hypervisor_caches': True, 'async_after_s': 120}
-# Conservative rates (MB/s) for the duration estimate of runs whose length is set by a size.
-_EST_MB_S = {'dd': 50.0, 'fio': 50.0, 'sysbench_fileio': 100.0, 'compress': 5.0, 'bonnie': 30.0}
+# A conservative rate (MB/s) for the duration estimate of a run whose length is set by a size (a
+# tool's unit says otherwise: its estimate_s or EST_MB_S).
+_EST_MB_S = 50.0
 # The largest size a matrix may ask for: more than any run on one host could write.
 MAX_SIZE_BYTES = 2 ** 50  # 1 PiB
 # A size string as the schema admits it (a number, a K/M/G/T prefix, an optional i/B).
@@ -78,10 +79,11 @@ def semantic_problems(matrix, inventory_hosts=None):
             if c.get('host') not in inventory_hosts:
                 problems.append('bench_matrix.cells[%d].host: %r is not in the inventory' % (i, c.get('host')))
         for i, b in enumerate(matrix.get('benchmarks', [])):
-            problems.extend(_host_problems('bench_matrix.benchmarks[%d].params' % i, b.get('params'), inventory_hosts))
+            problems.extend(_host_problems('bench_matrix.benchmarks[%d].params' % i, b.get('tool'), b.get('params'),
+                                           inventory_hosts))
         for i, c in enumerate(cells):
             for tool, params in sorted((c.get('params') or {}).items()):
-                problems.extend(_host_problems('bench_matrix.cells[%d].params.%s' % (i, tool), params, inventory_hosts))
+                problems.extend(_host_problems('bench_matrix.cells[%d].params.%s' % (i, tool), tool, params, inventory_hosts))
     return problems
 
 
@@ -160,18 +162,15 @@ def size_problems(matrix):
     return problems
 
 
-def _host_problems(where, params, inventory_hosts):
-    """The hosts an iperf params block names (server_host, concurrent pairs) must be in the inventory."""
-    params = params or {}
-    problems = []
-    server = params.get('server_host')
-    if server is not None and server not in inventory_hosts:
-        problems.append('%s.server_host: %r is not in the inventory' % (where, server))
-    for j, pair in enumerate(params.get('concurrent') or []):
-        for key in ('client_host', 'server_host'):
-            if pair.get(key) is not None and pair[key] not in inventory_hosts:
-                problems.append('%s.concurrent[%d].%s: %r is not in the inventory' % (where, j, key, pair[key]))
-    return problems
+def _host_problems(where, tool, params, inventory_hosts):
+    """The other hosts a run names (its unit's ``hosts``: iperf's server host and concurrent pairs) must
+    be in the inventory."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
+    mod = unit(tool)
+    if not isinstance(params, dict) or mod is None or not hasattr(mod, 'hosts'):
+        return []
+    return ['%s.%s: %r is not in the inventory' % (where, field, host)
+            for field, host in mod.hosts(params) if host not in inventory_hosts]
 
 
 def run_params(benchmark, cell):
@@ -196,42 +195,28 @@ def effective_repetitions(matrix, benchmark):
 
 def estimate_s(tool, params):
     """A rough upper estimate of one run's duration in seconds, or None when unknown (bonnie++ at
-    its default of twice the RAM). Only used to decide which runs go async. An option the matrix
-    leaves out has the module's default (plugin_utils/runargs.py reads it from the module)."""
+    its default of twice the RAM). Only used to decide which runs go async. The tool's unit says how
+    (``estimate_s``; without one: its module's default size at 50 MB/s); an option the matrix leaves
+    out has the module's default (plugin_utils/runargs.py reads it from the module)."""
     from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
     from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import option_default
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
     p = params or {}
 
     def opt(name):
         return p.get(name, option_default(tool, name))
 
-    def mb():
+    def mb(name):
         try:
-            return parse_size(opt('size')) / 1e6
+            return parse_size(opt(name)) / 1e6
         except (UnitError, TypeError, ValueError):
             return None
 
-    if tool == 'iperf':
-        return float(opt('time')) + 2
-    if tool == 'dbench':
-        return (float(opt('time')) + 2) * max(len(p.get('clients') or [1]), 1)
-    if tool == 'fio' and p.get('job_file'):
-        return None     # a job file's length is its own: unknown here
-    if tool == 'fio' and p.get('runtime'):
-        return float(p['runtime']) + (mb() or 0) / 200.0
-    if tool == 'sysbench_fileio':
-        return float(opt('time')) + (mb() or 0) / _EST_MB_S[tool]
-    if tool == 'bonnie' and 'size' not in p:
-        return None
-    size = mb()
-    if size is None:
-        return None
-    factor = 2.0 if (tool == 'dd' and p.get('test') == 'copy') else 1.0
-    if tool == 'compress':
-        factor = 2.0 * max(len(opt('compressors') or ['bzip2']), 1)
-    if tool == 'bonnie':
-        factor = 3.0
-    return size / _EST_MB_S.get(tool, 50.0) * factor
+    mod = unit(tool)
+    if mod is not None and hasattr(mod, 'estimate_s'):
+        return mod.estimate_s(p, opt, mb)
+    size = mb('size')
+    return None if size is None else size / getattr(mod, 'EST_MB_S', _EST_MB_S)
 
 
 def run_timing(tool, params, methodology):
@@ -304,12 +289,15 @@ def expand_plan(matrix, inventory_hosts=None, host_labels=None):
 
     def run(b, cname, rep, warmup=False):
         c = by_name[cname]
-        return dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'], benchmark=b['name'],
-                    params=run_params(b, c), repetition=rep,
-                    labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
-                    guards=run_guards(b['methodology'], rep, warmup, concurrency),
-                    drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'],
-                    **dict(zip(('async_s', 'poll_s'), run_timing(b['tool'], run_params(b, c), b['methodology']))))
+        out = dict(host=c['host'], cell=c['name'], path=c['path'], tool=b['tool'], benchmark=b['name'],
+                   params=run_params(b, c), repetition=rep,
+                   labels=dict(c['labels'], cell=c['name'], benchmark=b['name']),
+                   guards=run_guards(b['methodology'], rep, warmup, concurrency),
+                   drop_hypervisor_caches=b['methodology']['drop_hypervisor_caches'],
+                   **dict(zip(('async_s', 'poll_s'), run_timing(b['tool'], run_params(b, c), b['methodology']))))
+        if b['methodology'].get('timeout_s'):
+            out['timeout_s'] = int(b['methodology']['timeout_s'])   # the run path stops the run after it
+        return out
 
     runs = [run(b, cname, 0, warmup=True) for b in benchmarks if b['methodology']['warmup'] for cname in b['cells']]
     for rep in range(1, max(b['repetitions'] for b in benchmarks) + 1):

@@ -4,47 +4,33 @@
 """The arguments of a run's benchmark module, from the run of a plan (controller only; used by the
 action plugin benchlab.bench.run_benchmark).
 
-The matrix schema (schemas/matrix-v1.json, `<tool>_params`) lists the options a matrix may set for
-a tool; each is forwarded under its own name (RENAMES: the exceptions), and the module's
-argument_spec gives every default (tests/unit/plugins/plugin_utils/test_option_sources.py checks
-that the schema's params are a subset of the argspec with the same types). Nothing here repeats a
-default.
+A tool's matrix params are its module's options but those its unit leaves out
+(plugins/plugin_utils/benchmarks/<tool>.py ``NOT_PARAMS``); each is forwarded under its own name,
+and the module's argument_spec gives every default. The unit's ``module_args(run)`` adds what the
+run path derives from the run (fio: the job's name and a job file's text; iperf: the client of the
+run's pair). Nothing here repeats a default.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import with_processes
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import SHARED_OPTIONS, unit, units, with_processes
 
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'matrix-v1.json')
 MODULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules')
-
-
-def _schema_defs():
-    with open(SCHEMA_FILE) as f:
-        return json.load(f)['$defs']
-
-
-# The matrix tools (the matrix schema's `tool` enum); each runs the module benchlab.bench.<tool>.
-MODULES = tuple(_schema_defs()['benchmark']['properties']['tool']['enum'])
-# Matrix param -> module option, where the names differ.
-RENAMES = {'fio': {'job_file': 'job_file_name'}}
-# Options the plan adds to a run's params (not in the matrix): forwarded as they are.
-PLANNED = {'fio': ('job_file_content',)}
 
 
 class RunArgsError(ValueError):
     """A run the plan could not have made (an unknown tool)."""
 
 
-@functools.lru_cache(maxsize=1)
-def schema_params():
-    """{tool: (matrix param names)} from the matrix schema."""
-    defs = _schema_defs()
-    return dict((tool, tuple(sorted(defs['%s_params' % tool].get('properties') or {}))) for tool in MODULES)
+def __getattr__(name):
+    """MODULES: the matrix tools (each runs the module benchlab.bench.<tool>), read from the units
+    when first asked for."""
+    if name == 'MODULES':
+        return tuple(units())
+    raise AttributeError(name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,28 +47,37 @@ def option_default(tool, name):
     return (module_options(tool).get(name) or {}).get('default')
 
 
+@functools.lru_cache(maxsize=None)
+def param_names(tool):
+    """The matrix params of a tool that are module options: every documented option but the
+    unit's NOT_PARAMS and the options every benchmark shares."""
+    left_out = set(unit(tool).NOT_PARAMS) | set(SHARED_OPTIONS)
+    return tuple(name for name in module_options(tool) if name not in left_out)
+
+
 def tool_args(run):
-    """The tool's own options of a run: path, the matrix params under their module names, and what
-    the plan added (fio: the job's name, a job file's text)."""
+    """The tool's own options of a run: path, the matrix params that are module options, and what
+    the unit derives from the run (module_args)."""
     tool = run.get('tool')
-    if tool not in MODULES:
-        raise RunArgsError('run_benchmark: unknown tool %r (one of %s)' % (tool, ', '.join(MODULES)))
+    mod = unit(tool) if isinstance(tool, str) else None
+    if mod is None:
+        raise RunArgsError('run_benchmark: unknown tool %r (one of %s)' % (tool, ', '.join(units())))
     params = run.get('params') or {}
-    renames = RENAMES.get(tool, {})
-    args = dict((renames.get(name, name), params[name]) for name in schema_params()[tool] if name in params)
-    args.update((name, params[name]) for name in PLANNED.get(tool, ()) if name in params)
-    if run.get('path'):
+    args = dict((name, params[name]) for name in param_names(tool) if name in params)
+    if run.get('path') and 'path' in module_options(tool):   # iperf's client has none
         args['path'] = run['path']
-    if tool == 'fio':
-        args['name'] = run['benchmark']
+    if hasattr(mod, 'module_args'):
+        args.update(mod.module_args(run))
     return args
 
 
 def module_args(run, shared):
-    """tool_args(run) plus the options every benchmark shares (labels, guards, run_id, run_key:
-    the module_defaults of the benchlab.bench.benchmarks group, given to this task)."""
-    args = tool_args(run)
-    args.update((k, v) for k, v in (shared or {}).items() if v is not None)
+    """tool_args(run) plus the options every benchmark shares (labels, guards, run_id, run_key);
+    what the unit derived (iperf's pair labels) wins over the shared labels."""
+    args = dict((k, v) for k, v in (shared or {}).items() if v is not None)
+    if args.get('labels') and not run.get('labels'):
+        run = dict(run, labels=args['labels'])
+    args.update(tool_args(run))
     if run.get('describe'):
         args['describe'] = True   # the cell's first run describes its environment (plan_schedule's describe)
     args['guards'] = with_processes(args.get('guards'))   # the process names the target cannot know

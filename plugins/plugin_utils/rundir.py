@@ -115,14 +115,16 @@ def check_output_dir(path, what='output directory', min_free=MIN_FREE_BYTES, set
     return dict(path=path, checked=probe_dir, free_bytes=free)
 
 
-def read_jsonl(path, numbered=False):
-    """(records, problems) of a JSON-lines file: every line that is a JSON object is a record; a
-    line that is not JSON, or JSON but not an object, is skipped and named (file and line number)
-    in `problems`. A missing file is ([], []). With `numbered`, records are (line number, record)."""
+def read_jsonl(path, numbered=False, offset=0):
+    """(records, problems) of a JSON-lines file (from byte `offset`, the start of a line): every line
+    that is a JSON object is a record; a line that is not JSON, or JSON but not an object, is skipped
+    and named (file and line number, counted from `offset`) in `problems`. A missing file is ([], []).
+    With `numbered`, records are (line number, record)."""
     records, problems = [], []
     if not os.path.isfile(path):
         return records, problems
     with open(path, 'rb') as f:
+        f.seek(offset)
         data = f.read()
     lines = data.split(b'\n')
     last = len(lines) - 1
@@ -194,6 +196,24 @@ def repair_jsonl(path):
         os.close(fd)
 
 
+# The run the report callback (benchlab.bench.report) writes, as the rest of the playbook sees it: the
+# callback sets it in the controller's main process (run_id, base, path, preflight_error, progress,
+# clock, total_runs, requested_run_id); every task's worker is forked from that process and sees it
+# as it was when its task started. The lookup benchlab.bench.run_state (no term) gives it to the play
+# as data; benchlab.bench.run_benchmark stores each record in its results.jsonl the moment its run
+# ends. Empty without the callback.
+CURRENT_RUN = {}
+
+
+def set_current_run(**values):
+    CURRENT_RUN.update(values)
+
+
+def current_run():
+    """The report callback's run (a copy), or {} without the callback."""
+    return dict(CURRENT_RUN)
+
+
 def new_run_id(now=None):
     now = now or datetime.datetime.now(datetime.timezone.utc)
     return now.strftime('%Y%m%dT%H%M%SZ') + '-' + secrets.token_hex(3)
@@ -234,18 +254,37 @@ class RunDir(object):
         """repair_jsonl() of a file of this run directory (None when fine or missing)."""
         return repair_jsonl(os.path.join(self.path, name))
 
-    def append_jsonl(self, name, obj):
-        """Append one whole JSON line and fsync it at once: a crash later loses nothing."""
+    def append_jsonl(self, name, obj, still=None):
+        """Append one whole JSON line and fsync it at once: a crash later loses nothing. The report
+        callback and the run path's workers (benchlab.bench.run_benchmark, storing each record the
+        moment its run ends) append to the same results.jsonl: under an exclusive lock, a last line
+        cut short by a crash is repaired first (repair_jsonl). Returns the repair's message or None;
+        False when `still()`, asked once the lock is held, says the line is no longer wanted (the
+        report callback holds the lock while it writes an interrupted run's report: a worker that
+        waited for it finds its controller gone)."""
         path = self.file(name)
         new = not os.path.exists(path)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if still is not None and not still():
+                return False
+            message = repair_jsonl(path)
             write_all(fd, (json.dumps(obj, sort_keys=True) + '\n').encode('utf-8'))
             os.fsync(fd)
         finally:
             os.close(fd)
         if new:
             fsync_dir(self.path)
+        return message
+
+    def hold(self, name):
+        """Hold the exclusive lock of a file of this run directory until this process ends (the report
+        callback, writing an interrupted run's report: no worker appends after it read the file)."""
+        path = self.file(name)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
 
     def write_text(self, name, text):
         """Write a file atomically: a temp file, written whole and fsynced, renamed over the old

@@ -14,10 +14,8 @@ hypervisor). Each host's runs keep their plan order (repetitions stay interleave
 
 from __future__ import annotations
 
-HOST_VARS = ('bench_hypervisor_host', 'bench_contention', 'drbd_resources')
-# The tools whose runs need more than the one task benchlab.bench.run_benchmark (iperf: servers
-# on other hosts, pairs started together), as roles/bench_run/tasks/<tool>.yml.
-TASK_FILE_TOOLS = ('iperf',)
+HOST_VARS = ('bench_hypervisor_host', 'bench_contention', 'drbd_resources', 'drbd_wait_timeout', 'drbd_wait_interval',
+             'drbd_wait_missing_ok')
 
 
 class ScheduleError(ValueError):
@@ -43,14 +41,15 @@ def host_resources(host, hostvars):
 
 
 def run_hosts(run):
-    """Every host a run occupies: its own and, for iperf, its server hosts."""
+    """Every host a run occupies: its own and the others its unit names (iperf: its servers and the
+    concurrent pairs' clients)."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
     hosts = [run['host']]
-    params = run.get('params') or {}
-    others = [params.get('server_host')] + [p.get(k) for p in params.get('concurrent') or [] if isinstance(p, dict)
-                                            for k in ('client_host', 'server_host')]
-    for h in others:
-        if h and h not in hosts:
-            hosts.append(h)
+    mod = unit(run.get('tool')) if isinstance(run.get('tool'), str) else None
+    if mod is not None and hasattr(mod, 'hosts'):
+        for _field, h in mod.hosts(run.get('params') or {}):
+            if h and h not in hosts:
+                hosts.append(h)
     return hosts
 
 
@@ -97,45 +96,39 @@ def schedule_runs(runs, resources, concurrency=1):
     return steps
 
 
-def one_task(run, hostvars):
-    """Whether a run is one task (benchlab.bench.run_benchmark): a synchronous run of a tool other
-    than TASK_FILE_TOOLS on a host with nothing to prepare first (no hypervisor host whose caches a
-    delegated task drops, no DRBD resources to wait for)."""
-    v = hostvars.get(run['host']) or {}
-    return (run['tool'] not in TASK_FILE_TOOLS and not int(run.get('async_s') or 0)
-            and not v.get('bench_hypervisor_host') and not v.get('drbd_resources'))
-
-
 def plan_schedule(plan, hostvars):
-    """{'steps': schedule_runs(...), 'contention': {host: resources}, 'one_task': [bool per step],
-    'together': [bool per step], 'describe': [run index], 'described_cells': [cell]} for a plan (its
-    `concurrency`, default 1). A step is one task per host when every run in it is (one_task): all
-    hosts of a step then include the same file and run at the same time. A step of several hosts in a plan that runs contending hosts at once on purpose
-    (concurrency > 1: "N guests at once") is `together`: its runs start on one agreed moment
-    (guards.start_at), so that the step's aggregate sums runs that really ran at once."""
+    """{'steps': schedule_runs(...), 'contention': {host: resources}, 'together': [bool per step],
+    'describe': [run index], 'described_cells': [cell], 'batches': [...]} for a plan (its
+    `concurrency`, default 1). A step of several hosts in a plan that runs contending hosts at once on
+    purpose (concurrency > 1: "N guests at once") is `together`: its runs start on one agreed moment
+    (guards.start_at), so that the step's aggregate sums runs that really ran at once. The batches
+    (plugin_utils/runpath.py) are what roles/bench_run runs, one call of benchlab.bench.run_benchmark
+    per host and batch."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import plan_batches
     res = contention(plan, hostvars)
     concurrency = int(plan.get('concurrency') or 1)
     steps = schedule_runs(plan['runs'], res, concurrency)
-    single = [all(one_task(plan['runs'][i], hostvars) for i in step.values()) for step in steps]
     together = [concurrency > 1 and len(step) > 1 for step in steps]
-    describe = describing_runs(plan, steps, single)
-    return {'steps': steps, 'contention': res, 'one_task': single, 'together': together, 'describe': describe,
-            'described_cells': sorted(set(plan['runs'][i]['cell'] for i in describe))}
+    describe = describing_runs(plan, steps, hostvars)
+    return {'steps': steps, 'contention': res, 'together': together, 'describe': describe,
+            'described_cells': sorted(set(plan['runs'][i]['cell'] for i in describe)),
+            'batches': plan_batches(plan, steps, together, plan_keys(plan), set(describe), hostvars)}
 
 
-def describing_runs(plan, steps, single):
+def describing_runs(plan, steps, hostvars=None):
     """The runs that describe their cell's environment themselves (the modules' option describe):
-    a cell's first run in the schedule, when its step is one task per host (single) — one sysinfo
-    module run less per cell. Cells whose first run goes through the task files (and every cell of a
-    plan with a variance gate, which runs only the task files) keep the sysinfo task. Sorted indices."""
-    if plan.get('gates'):
-        return []
+    each cell's first run in the schedule (one module run less per cell than a sysinfo task), unless
+    that run has phases (work on other hosts first: a DRBD host's wait for UpToDate, a hypervisor's
+    cache drop): such a cell is described by the sysinfo task, before any of its runs, as it was found.
+    Sorted indices."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import run_phases
     seen, out = set(), []
-    for step, one in zip(steps, single):
+    for step in steps:
         for i in sorted(step.values()):
             cell = plan['runs'][i]['cell']
             if cell not in seen:
                 seen.add(cell)
-                if one:
+                if not run_phases(plan['runs'][i], hostvars or {}):
                     out.append(i)
     return sorted(out)

@@ -1,100 +1,157 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one table of the benchmark tools: each matrix tool's schema entry
-(schemas/matrix-v1.json, ``$defs/<tool>_params``) carries, under ``x-benchlab``, what the code
-around the benchmark needs to know about the tool (controller only):
+"""The benchmark units: everything the controller knows about a benchmark tool, one file per tool
+in ``plugins/plugin_utils/benchmarks/<tool>.py`` beside its module (``plugins/modules/<tool>.py``,
+the options: the argument spec is the source of every option) and its parser
+(``plugins/module_utils/<tool>.py``). Nothing else lists the tools: this registry finds the units
+by their files. Controller only.
 
-- ``records``: the tool names its records carry (the first is the usual one: ``bonnie`` ->
-  ``bonnie++``; iperf's records say which iperf ran, ``iperf3`` or ``iperf``). The record schema's
-  ``tool`` enum is made of them (plugin_utils/validation.py).
-- ``processes``: the names of the processes it starts, which the quiesce guard of every other run
-  counts as a competing benchmark (dd is left out: a dd of anything else is no benchmark). A target
-  gets only the module_utils a module imports, never this file: the controller passes them in the
-  ``guards`` option (``guards.processes``, added by the action plugin every target module runs
-  through, plugin_utils/compat.py, and by run_benchmark).
-- ``install``: {install name: {programs, packages: {platform: [package, ...] or null}}}: what the
-  role benchlab.bench.bench_tools installs (the filter benchlab.bench.tool_install) and the
-  programs playbooks/bench.yml checks before the package manager runs. A platform key is
-  ``<os_family>`` or ``<os_family>-<major>`` (the more specific wins); null: no package there.
+A unit is a Python module with these names (docs/development.md, "Adding a benchmark"):
 
-A new benchmark's schema entry carries its line of the table; nothing else lists the tools.
-Private to benchlab.bench (no API promise). Used by runargs, validation, compat, the callback and
-the filter tool_install.
+- ``ORDER``: its place in every list of tools (tables, enums, messages);
+- ``RECORDS``: the tool names its records carry (the first is the usual one: ``bonnie`` ->
+  ``bonnie++``; iperf's records say which iperf ran). The record schema's ``tool`` enum is made of
+  them (the matrix schema carries them, generated, for module_utils/record.py);
+- ``PROCESSES``: the processes it starts, which the quiesce guard of every other run counts as a
+  competing benchmark (a target never reads this file: the controller passes the names in the
+  ``guards`` option);
+- ``INSTALL``: {install name: {programs, packages: {platform: [package, ...] or null}}}: what the
+  role benchlab.bench.bench_tools installs and the programs playbooks/bench.yml looks for. A
+  platform key is ``<os_family>`` or ``<os_family>-<major>`` (the more specific wins);
+- ``METRICS``: [(metric name, unit, better, what it is)] its records carry (``*`` for a part the
+  run names, such as a fio job's direction); docs/usage.md's table is generated from them;
+- ``PARAMS``: the matrix params are the module's options but ``NOT_PARAMS`` ({option: why not});
+  PARAMS adds what the argument spec cannot say (bounds, patterns, a size); ``PLAN_PARAMS``: matrix
+  params that are no module option (the run path turns them into options or phases). The matrix
+  schema's per-tool params are generated from these and the module's DOCUMENTATION
+  (tests/utils/benchmark_units.py; tests/unit/plugins/plugin_utils/test_option_sources.py names any
+  drift);
+- optional: ``module_args(run)`` (module options the run path adds from the run), ``estimate_s(params,
+  opt)`` (a run's length; default: the size at ``EST_MB_S``), ``IMPORTS`` ({manifest tool: {parse,
+  keys}}: hand-run output into records, playbooks/import.yml), ``TABLES`` (report tables of its
+  own), ``phases(run, hostvars)`` (work on other hosts around a run, plugin_utils/phases.py),
+  ``CLEANUP_PATHS`` (where a failed run's work may lie besides the cell's path).
+
+Private to benchlab.bench (no API promise).
 """
 
 from __future__ import annotations
 
 import functools
-import json
+import importlib
 import os
 
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas', 'matrix-v1.json')
-KEY = 'x-benchlab'
+UNITS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'benchmarks')
+UNITS_PACKAGE = 'ansible_collections.benchlab.bench.plugins.plugin_utils.benchmarks'
 # Load generators that are no benchmark of ours but compete all the same.
 OTHER_PROCESSES = ('stress', 'stress-ng')
+REQUIRED = ('ORDER', 'RECORDS', 'PROCESSES', 'INSTALL', 'METRICS', 'NOT_PARAMS')
+# The options every benchmark module takes (module_utils/common.py COMMON_ARGS): never matrix params
+# (the run path sets them; observe_interval_s comes from the matrix's methodology, through guards).
+SHARED_OPTIONS = ('labels', 'guards', 'run_id', 'run_key', 'describe', 'batch', 'observe_interval_s')
 
 
 class ToolTableError(ValueError):
-    """A tool's schema entry without its x-benchlab line (the message names the entry)."""
+    """A unit that misses a part or holds a wrong one (the message names the file)."""
+
+
+def unit_file(tool):
+    return 'plugins/plugin_utils/benchmarks/%s.py' % tool
+
+
+def unit_names():
+    """The matrix tools: the file names of plugins/plugin_utils/benchmarks/*.py."""
+    return sorted(name[:-3] for name in os.listdir(UNITS_DIR)
+                  if name.endswith('.py') and not name.startswith('_') and name[:-3].isidentifier())
 
 
 @functools.lru_cache(maxsize=1)
-def table():
-    """{matrix tool: its x-benchlab entry}, in the order of the schema's tool enum."""
-    with open(SCHEMA_FILE, encoding='utf-8') as f:
-        defs = json.load(f)['$defs']
-    out = {}
-    for tool in defs['benchmark']['properties']['tool']['enum']:
-        entry = (defs.get('%s_params' % tool) or {}).get(KEY)
-        problems = entry_problems(tool, entry)
-        if problems:
-            raise ToolTableError('; '.join(problems))
-        out[tool] = entry
-    return out
+def units():
+    """{matrix tool: its unit module}, in ORDER. ToolTableError naming every broken unit."""
+    found, problems = [], []
+    for tool in unit_names():
+        mod = importlib.import_module('%s.%s' % (UNITS_PACKAGE, tool))
+        problems.extend(unit_problems(tool, mod))
+        found.append((getattr(mod, 'ORDER', 1000), tool, mod))
+    if problems:
+        raise ToolTableError('; '.join(problems))
+    return dict((tool, mod) for _order, tool, mod in sorted(found, key=lambda t: (t[0], t[1])))
+
+
+def unit(tool):
+    """The unit of one matrix tool, or None."""
+    return units().get(tool)
 
 
 def entry_problems(tool, entry):
-    """What is wrong with one tool's x-benchlab entry, each naming its place; [] when fine."""
-    where = 'plugins/plugin_utils/schemas/matrix-v1.json $defs.%s_params.%s' % (tool, KEY)
+    """What is wrong with one tool's records, processes and install entry, each naming its place;
+    [] when fine. `entry`: {records, processes, install} (a unit's RECORDS, PROCESSES, INSTALL)."""
+    where = unit_file(tool)
     if not isinstance(entry, dict):
-        return ['%s: missing (records, processes, install)' % where]
+        return ['%s: missing (RECORDS, PROCESSES, INSTALL)' % where]
     problems = []
     for key in ('records', 'processes'):
         names = entry.get(key)
-        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names) \
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names) \
                 or (key == 'records' and not names):
-            problems.append('%s.%s: expected a list of names%s' % (where, key, ' (one at least)' if key == 'records' else ''))
+            problems.append('%s %s: expected a list of names%s' % (where, key.upper(), ' (one at least)' if key == 'records' else ''))
     install = entry.get('install')
     if not isinstance(install, dict) or not install:
-        return problems + ['%s.install: expected {install name: {programs, packages}}' % where]
+        return problems + ['%s INSTALL: expected {install name: {programs, packages}}' % where]
     for name, spec in install.items():
         spec = spec if isinstance(spec, dict) else {}
         programs, packages = spec.get('programs'), spec.get('packages')
         if not isinstance(programs, list) or not programs or not all(isinstance(p, str) and p for p in programs):
-            problems.append('%s.install.%s.programs: expected a list of program names' % (where, name))
+            problems.append('%s INSTALL.%s.programs: expected a list of program names' % (where, name))
         if not isinstance(packages, dict) or not packages or not all(
                 v is None or (isinstance(v, list) and all(isinstance(p, str) and p for p in v)) for v in packages.values()):
-            problems.append('%s.install.%s.packages: expected {platform: [package, ...] or null}' % (where, name))
+            problems.append('%s INSTALL.%s.packages: expected {platform: [package, ...] or null}' % (where, name))
     return problems
+
+
+def unit_problems(tool, mod):
+    """Every part a unit misses or holds wrong, each naming the file and the part."""
+    where = unit_file(tool)
+    missing = [n for n in REQUIRED if not hasattr(mod, n)]
+    if missing:
+        return ['%s: missing %s' % (where, ', '.join(missing))]
+    problems = entry_problems(tool, entry(mod))
+    for i, m in enumerate(mod.METRICS):
+        if not (isinstance(m, tuple) and len(m) == 4 and all(isinstance(x, str) and x for x in m)
+                and m[2] in ('higher', 'lower')):
+            problems.append('%s METRICS[%d]: expected (name, unit, higher|lower, what it is)' % (where, i))
+    for name in ('PARAMS', 'NOT_PARAMS', 'PLAN_PARAMS', 'IMPORTS'):
+        if not isinstance(getattr(mod, name, {}), dict):
+            problems.append('%s %s: expected a mapping' % (where, name))
+    return problems
+
+
+def entry(mod):
+    return dict(records=list(mod.RECORDS), processes=list(mod.PROCESSES), install=mod.INSTALL)
+
+
+def table():
+    """{matrix tool: {records, processes, install}}, in the units' order."""
+    return dict((tool, entry(mod)) for tool, mod in units().items())
 
 
 def record_names():
     """Every tool name a record may carry, in table order."""
-    return [rec for entry in table().values() for rec in entry['records']]
+    return [rec for entry_ in table().values() for rec in entry_['records']]
 
 
-def record_tool(matrix_tool):
+def record_tool(matrix_tool_name):
     """'bonnie' -> 'bonnie++', 'sysbench_fileio' -> 'sysbench'; any other name unchanged."""
-    entry = table().get(matrix_tool)
-    return entry['records'][0] if entry else matrix_tool
+    entry_ = table().get(matrix_tool_name)
+    return entry_['records'][0] if entry_ else matrix_tool_name
 
 
 def matrix_tool(record_tool_name):
     """'bonnie++' -> 'bonnie', 'sysbench' -> 'sysbench_fileio', 'iperf3' -> 'iperf'; any other name
     unchanged."""
-    for tool, entry in table().items():
-        if record_tool_name in entry['records']:
+    for tool, entry_ in table().items():
+        if record_tool_name in entry_['records']:
             return tool
     return record_tool_name
 
@@ -103,16 +160,16 @@ def process_names():
     """The processes the quiesce guard counts as a competing benchmark: every tool's, then the
     usual load generators, each once."""
     names = []
-    for entry in table().values():
-        names.extend(p for p in entry['processes'] if p not in names)
+    for entry_ in table().values():
+        names.extend(p for p in entry_['processes'] if p not in names)
     return names + [p for p in OTHER_PROCESSES if p not in names]
 
 
 def install_table():
     """{install name: {programs, packages}} of every tool, in table order."""
     out = {}
-    for entry in table().values():
-        out.update(entry['install'])
+    for entry_ in table().values():
+        out.update(entry_['install'])
     return out
 
 
@@ -142,3 +199,12 @@ def with_processes(guards):
     if not isinstance(guards, dict) or 'processes' in guards:
         return guards
     return dict(guards, processes=process_names())
+
+
+def imports():
+    """{manifest tool name: (matrix tool, {parse, keys})} of every unit's IMPORTS, in table order."""
+    out = {}
+    for tool, mod in units().items():
+        for name, spec in (getattr(mod, 'IMPORTS', None) or {}).items():
+            out[name] = (tool, spec)
+    return out

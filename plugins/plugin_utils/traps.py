@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Known traps of storage and network benchmarking, detected in the analysis (DESIGN.md section 5).
+"""Known traps of storage and network benchmarking, detected in the analysis (docs/usage.md, statistics and traps).
 
 The one trap vocabulary: ``VOCABULARY`` maps every code to a short title and an explanation; the
 analysis and every renderer (md, html, csv, terminal, json) take them from here. Each flag on a

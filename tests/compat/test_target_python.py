@@ -50,7 +50,7 @@ def test_every_module_on_target_python(version, env_name, port, env, tmp_path, b
         assert validate_record(rec) == [], rec
         assert rec['labels']['python'] == version
     assert [r['tool'] for r in records] == ['dd', 'fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'compress',
-                                            'compress']
+                                            'compress', 'ioping']
     assert records[0]['metrics']['throughput']['value'] > 0 and records[5]['metrics']['throughput']['value'] > 0
     assert os.listdir(bench_dir) == []  # every module removed its work directory
 

@@ -53,7 +53,7 @@ def test_bench_playbook_writes_a_valid_report(tmp_path, env):
     # the environment of both cells was described
     fstypes = {v['labels']['cell']: v['target']['fstype'] for v in results['environment'].values()}
     assert fstypes['host-tmpfs'] == 'tmpfs' and set(fstypes) == {'host-tmpfs', 'host-rootfs'}
-    # ... by each cell's first run itself (one task per run here: the option describe), not by a sysinfo task
+    # ... by each cell's first run itself (the one run path: the option describe), not by a sysinfo task
     describe_task = proc.stdout.split('Describe the environment of each cell', 1)[1].split('TASK [', 1)[0]
     assert 'ok: [' not in describe_task and 'changed: [' not in describe_task, describe_task
     report = (runs[0] / 'report.md').read_text()
@@ -175,9 +175,10 @@ bench_matrix:
 
 
 def test_a_one_task_run_after_a_task_file_run_runs_its_own_run(tmp_path, env):
-    """run_tasks.yml (iperf) sets the fact bench_run_item; a later one-task step (run.yml) must run
-    its own run, not that fact's (a set_fact outranks task vars: `make bench` re-ran an iperf run in
-    every later one-task step of the host, and the dd/compress runs after it never ran)."""
+    """A run with phases (iperf: its server on another task) followed by batched steps: each step runs
+    its own run (the old task-file path set the fact bench_run_item, and a set_fact outranks task
+    vars: `make bench` re-ran an iperf run in every later one-task step of the host, and the
+    dd/compress runs after it never ran)."""
     matrix = tmp_path / 'matrix.yml'
     matrix.write_text(TASK_FILE_FIRST_MATRIX)
     proc = run([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
@@ -213,10 +214,10 @@ def test_install_check_skips_the_package_manager_when_every_tool_is_there(tmp_pa
     out = proc.stdout
     check = out[out.index('TASK [Find the tools that are not installed]'):]
     assert check.split('TASK [', 2)[1].count('ok: [localhost]') == 1, check[:2000]
-    facts = out[out.index('TASK [Gather the facts the role needs]'):]
-    assert facts.split('TASK [', 2)[1].startswith('Gather the facts the role needs]') and \
-        'skipping: [localhost]' in facts.split('TASK [', 2)[1], facts[:2000]
-    assert 'TASK [benchlab.bench.bench_tools' not in out
+    # the facts are gathered by the role, which is skipped as one task: neither runs
+    role = out[out.index("TASK [Install the tools with the collection's role]"):]
+    assert 'skipping: [localhost]' in role.split('TASK [', 2)[1], role[:2000]
+    assert 'TASK [benchlab.bench.bench_tools' not in out and 'Gather the facts the role needs' not in out
     assert len(run_dirs(tmp_path / 'runs')) == 1
 
 
@@ -237,8 +238,8 @@ def test_install_check_over_ssh(tmp_path, env):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     # nothing left behind: /run/netns (ip netns add) and /run/sshd go again when the fleet made them
     assert [d for d in absent if d.exists()] == []
-    facts = proc.stdout[proc.stdout.index('TASK [Gather the facts the role needs]'):].split('TASK [', 2)[1]
-    assert 'skipping: [node01]' in facts, facts
-    assert 'TASK [benchlab.bench.bench_tools' not in proc.stdout
+    role = proc.stdout[proc.stdout.index("TASK [Install the tools with the collection's role]"):].split('TASK [', 2)[1]
+    assert 'skipping: [node01]' in role, role
+    assert 'TASK [benchlab.bench.bench_tools' not in proc.stdout and 'Gather the facts the role needs' not in proc.stdout
     results, _jsonl = load_run(run_dirs(tmp_path / 'runs')[0])
     assert [r['host'] for r in results['records']] == ['node01']

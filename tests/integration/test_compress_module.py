@@ -197,13 +197,19 @@ def test_rusage_agrees_with_gnu_time(env, tmp_path):
 
 
 def test_bench_run_tasks_file_passes_every_param():
-    tasks = yaml.safe_load((REPO / 'roles/bench_run/tasks/compress.yml').read_text())
-    args = tasks[0]['benchlab.bench.compress']
-    assert set(args) == {'path', 'size', 'seed', 'compressors', 'level', 'threads', 'input'}
-    # labels, guards, run_id and run_key come once for every tool from run.yml's module_defaults
-    run_block = [t for t in yaml.safe_load((REPO / 'roles/bench_run/tasks/run.yml').read_text()) if 'block' in t][0]
-    defaults = run_block['module_defaults']['group/benchlab.bench.benchmarks']
-    assert set(defaults) == {'labels', 'guards', 'run_id', 'run_key'}
-    assert tasks[0]['register'] == '__bench_run_last'
-    for key in ('size', 'seed', 'compressors', 'level', 'threads', 'input'):
-        assert args[key] == '{{ bench_run_item.params.%s | default(omit) }}' % key
+    """The one run path (benchlab.bench.run_benchmark, plugin_utils/runargs.py) forwards every compress
+    param under its own name, and the options every benchmark shares once for every tool."""
+    sys.path.insert(0, str(REPO / '.collections'))
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import module_args, param_names
+    assert set(param_names('compress')) | {'path'} == {'path', 'size', 'seed', 'compressors', 'level', 'threads', 'input'}
+    params = dict((key, 'v-%s' % key) for key in ('size', 'seed', 'compressors', 'level', 'threads', 'input'))
+    run = {'tool': 'compress', 'benchmark': 'c', 'cell': 'x', 'path': '/srv', 'params': params, 'labels': {'cell': 'x'}}
+    args = module_args(run, {'labels': run['labels'], 'guards': {}, 'run_id': 'r', 'run_key': 'k'})
+    assert set(args) == {'path', 'size', 'seed', 'compressors', 'level', 'threads', 'input', 'labels', 'guards', 'run_id',
+                         'run_key'}
+    for key in params:
+        assert args[key] == 'v-%s' % key
+    # the role's one task file calls the action with the runs, never the tool's module
+    run_yml = yaml.safe_load((REPO / 'roles/bench_run/tasks/run.yml').read_text())
+    calls = [t for t in run_yml[0]['block'] if 'benchlab.bench.run_benchmark' in t and 'runs' in t['benchlab.bench.run_benchmark']]
+    assert len(calls) == 1 and calls[0]['register'] == '__bench_run_last'

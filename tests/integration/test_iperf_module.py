@@ -21,6 +21,17 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import valid
 PORTS = list(range(15711, 15740))
 
 
+def argv_ports(argv):
+    """The ports an iperf argv names: a port, or every port of a range (an iperf 2 server on a port
+    per stream: -p 15736-15737)."""
+    out = set()
+    for arg in argv:
+        first, _sep, last = arg.partition('-')
+        if first.isdigit() and (not last or last.isdigit()):
+            out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
 def iperf_processes(ports=None):
     """(pid, argv) of live (non-zombie) iperf/iperf3 processes that use one of `ports`."""
     ports = PORTS if ports is None else ports
@@ -37,7 +48,7 @@ def iperf_processes(ports=None):
             continue
         if not argv or os.path.basename(argv[0]) not in ('iperf', 'iperf3') or state in ('Z', 'X'):
             continue
-        if any(str(p) in argv for p in ports):
+        if argv_ports(argv) & set(ports):
             found.append((int(name), argv))
     return found
 
@@ -117,6 +128,34 @@ def test_iperf2_tcp_and_udp(env, iperf_guard):
     assert '-u' in res['server_cmd']
 
 
+def test_iperf2_udp_streams_each_on_a_port_of_their_own(env, iperf_guard):
+    """iperf 2.1's server takes a port range and its client --incr-dstport: each parallel UDP stream has
+    a port of its own, so no stream's first datagram races another stream's accept (ICMP port
+    unreachable, "recvmsg failed: Connection refused"); the server is one process, stopped by its pid."""
+    rc, status, res = module(env, 'iperf', {'server': '127.0.0.1', 'spawn_server': True, 'port': 15722,
+                                            'time': 1, 'version': 2, 'udp': True, 'bandwidth': '10M',
+                                            'reverse': True, 'parallel': 2, 'window': '256k'})
+    assert rc == 0, res
+    assert res['server_cmd'][res['server_cmd'].index('-p') + 1] == '15722-15723' and '--incr-dstport' in res['cmd']
+    rec = valid(res['bench_result'])
+    assert rec['test'] == 'udp_reverse' and rec['params']['streams'] == 2
+    assert not any('refused' in w for w in rec['warnings']), rec['warnings']
+    assert res['signal'] in ('SIGTERM', 'SIGKILL')
+    # the server role: it says so (incr_dstport), the client sends each stream to its own port
+    rc, status, srv = module(env, 'iperf', {'role': 'server', 'bind': '127.0.0.1', 'port': 15724, 'version': 2,
+                                            'udp': True, 'parallel': 2})
+    assert rc == 0 and srv['ports'] == [15724, 15725] and srv['incr_dstport'] is True, srv
+    assert [p for p, _a in iperf_processes([15725])] == [srv['pid']]
+    rc, status, cli = module(env, 'iperf', {'server': '127.0.0.1', 'port': 15724, 'time': 1, 'version': 2, 'udp': True,
+                                            'bandwidth': '10M', 'parallel': 2, 'incr_dstport': True})
+    assert rc == 0 and '--incr-dstport' in cli['cmd'], cli
+    assert valid(cli['bench_result'])['params']['streams'] == 2
+    rc, status, stop = module(env, 'iperf', {'role': 'server', 'state': 'stopped', 'pid': srv['pid']})
+    assert rc == 0 and stop['stopped'] is True, stop
+    assert 'Server listening on UDP ports 15724-15725' in stop['server_output']
+    assert iperf_processes([15724, 15725]) == []
+
+
 @pytest.mark.parametrize('version,udp', [(3, False), (2, False), (2, True)])
 def test_connection_refused_fails_clearly(env, iperf_guard, version, udp):
     args = {'server': '127.0.0.1', 'port': 15716, 'time': 1, 'version': version}
@@ -188,22 +227,30 @@ def test_check_mode_starts_nothing(env, iperf_guard):
     assert iperf_processes([15721]) == []
 
 
-# ------------------------------------------------------------------ the bench_run tasks file
+# ------------------------------------------------------------------ the one run path (bench_run)
 
+# The role's own run path with a plan made by hand (so that a run the matrix schema would refuse,
+# time 0, reaches the client after its server started): the iperf unit's phases start the server
+# before the client and stop it after, whatever happened.
 PLAYBOOK = '''
 - hosts: localhost
   gather_facts: false
-  vars:
-    bench_run_item: {item}
   tasks:
-    - name: Run the iperf tasks of bench_run
-      ansible.builtin.include_tasks: {tasks}
+    - name: Run the plan through the bench_run role
+      ansible.builtin.include_role:
+        name: benchlab.bench.bench_run
+      vars:
+        bench_run_plan: {plan}
 '''
+STOP = "stop on localhost"
 
 
 def run_tasks_file(env, tmp_path, item):
+    plan = {'name': 'iperf-path', 'cells': [{'name': item['cell'], 'host': 'localhost', 'path': item['path'], 'labels': {}}],
+            'benchmarks': [{'name': item['benchmark'], 'tool': 'iperf', 'params': item['params'], 'cells': [item['cell']]}],
+            'runs': [dict(item, guards={'quiesce': False, 'cooldown_s': 0}, async_s=0, poll_s=0)], 'gates': {}}
     play = tmp_path / 'play.yml'
-    play.write_text(PLAYBOOK.format(item=json.dumps(item), tasks=REPO / 'roles/bench_run/tasks/iperf.yml'))
+    play.write_text(PLAYBOOK.format(plan=json.dumps(plan)))
     return run([BIN / 'ansible-playbook', '-i', REPO / 'inventories/local', play], env, timeout=120)
 
 
@@ -216,33 +263,39 @@ def item(port, **params):
 
 @pytest.mark.parametrize('port,params', [
     (15731, {}),
-    (15732, {'version': 2, 'udp': True, 'bandwidth': '10M', 'reverse': True, 'parallel': 2, 'window': '256k'}),
+    # an iperf 2 UDP server of two streams listens on 15736-15737 (a port per stream)
+    (15736, {'version': 2, 'udp': True, 'bandwidth': '10M', 'reverse': True, 'parallel': 2, 'window': '256k'}),
 ])
 def test_bench_run_tasks_file(env, tmp_path, iperf_guard, port, params):
     proc = run_tasks_file(env, tmp_path, item(port, **params))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert 'Stop the iperf server localhost' in proc.stdout
-    assert iperf_processes([port]) == []
+    assert STOP in proc.stdout
+    assert iperf_processes([port, port + 1]) == []
     results, jsonl = load_run(run_dirs(tmp_path / 'runs')[-1])
     recs = [r for r in jsonl if r.get('tool') in ('iperf', 'iperf3')]
     assert len(recs) == 1, jsonl
     assert recs[0]['host'] == 'localhost'  # added by the report callback, not part of the record
-    rec = valid(dict((k, v) for k, v in recs[0].items() if k not in ('host', 'cell_key')))
+    rec = valid(dict((k, v) for k, v in recs[0].items() if k not in ('host',)))
     assert rec['labels'] == {'cell': 'host-lo', 'benchmark': 'net'}
     assert rec['params']['port'] == port
+    # the run path put the run's context on the record
+    assert rec['repetition'] == 1 and rec['step'] == 0 and rec['run_id'] == results['run_id'] and rec['cell_key']
     # the test's own server (delegated, not a child of the client) is not a competing benchmark
     assert not any('other benchmark processes' in w for w in rec['warnings']), rec['warnings']
     if params:
         assert rec['tool'] == 'iperf' and rec['test'] == 'udp_reverse' and rec['params']['streams'] == 2
+        # the server phase's answer reached the client: each stream on its own port, none refused
+        assert '--incr-dstport' in rec['cmd'], rec['cmd']
+        assert not any('refused' in w for w in rec['warnings']), rec['warnings']
 
 
 def test_bench_run_tasks_file_stops_the_server_when_the_client_fails(env, tmp_path, iperf_guard):
-    # time 0 is refused by the client after the server started: the always section must stop it
+    # time 0 is refused by the client after the server started: the phases after the run must stop it
     proc = run_tasks_file(env, tmp_path, item(15733, version=2, time=0))
     assert proc.returncode != 0
     assert 'time must be at least 1' in proc.stdout
-    assert 'Stop the iperf server localhost' in proc.stdout
-    out = proc.stdout[proc.stdout.index('Stop the iperf server'):]
-    assert 'changed: [localhost]' in out.split('PLAY RECAP')[0]
+    assert STOP in proc.stdout
+    out = proc.stdout[proc.stdout.index('Do the work on other hosts after the runs'):]
+    assert 'changed: [localhost] => (item=stop on localhost)' in out.split('PLAY RECAP')[0]
     time.sleep(0.2)
     assert iperf_processes([15733]) == []

@@ -75,19 +75,19 @@ def test_not_quiet_is_false_on_an_idle_machine_and_true_with_a_cpu_hog(tmp_path,
     assert '`not_quiet`' in report
 
 
-# A task only the task-file path runs (roles/bench_run/tasks/run_tasks.yml; run.yml is one task).
-TASK_FILES = "TASK [benchlab.bench.bench_run : Run the tool's task file]"
+# A task only a plan with a variance gate runs (roles/bench_run/tasks/gate.yml; every run takes run.yml).
+GATE = "TASK [benchlab.bench.bench_run : Ask the variance gate which cells need another run]"
 
 
-@pytest.mark.parametrize('path,gate', [('one task', {}), ('task files', {'max_cv': 10, 'max_repetitions': 3})])
+@pytest.mark.parametrize('path,gate', [('no gate', {}), ('gated', {'max_cv': 10, 'max_repetitions': 3})])
 def test_max_other_cpu_pct_from_the_matrix_on_both_run_paths(tmp_path, env, path, gate):
-    """methodology.max_other_cpu_pct reaches the module on both run paths (run.yml; run_tasks.yml,
-    which a variance gate selects) and is the threshold used: one CPU hog (about half of the two
-    CPUs) is above the default 10 % but below 90 %, so no run is flagged."""
+    """methodology.max_other_cpu_pct reaches the module with and without a variance gate (one run
+    path, run.yml, batches; gate.yml asks for more) and is the threshold used: one CPU hog (about half
+    of the two CPUs) is above the default 10 % but below 90 %, so no run is flagged."""
     out = []
     records, rate, report = _not_quiet(_bench(tmp_path, env, 'hog-allowed', hogs=1,
                                               methodology=dict(gate, max_other_cpu_pct=90), out=out))
-    assert (TASK_FILES in out[0]) == (path == 'task files')
+    assert (GATE in out[0]) == (path == 'gated')
     for r in records:
         g = r['params']['guards']
         assert g['max_other_cpu_pct'] == 90, g

@@ -2,9 +2,10 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a new benchmark touches (docs/development.md, "Adding a benchmark"): every matrix tool has
-what each of those places needs, and a failure names the file to edit. Four files carry a benchmark
-(parser, module, schema entry with its tool-table line, task file); the fifth, meta/runtime.yml, is
-read by Ansible itself, by name (its action group and its action plugin)."""
+what each of those places needs, and a failure names the file to edit. Three files carry a
+benchmark (parser, module, benchmark unit), the generated files follow from them
+(tests/utils/benchmark_units.py), and meta/runtime.yml is read by Ansible itself, by name (its action
+group and its action plugin). No task file: every run goes through the one run path."""
 
 import json
 import re
@@ -23,18 +24,90 @@ INSTALL_NAMES = ARGSPEC['argument_specs']['main']['options']['bench_tools_tools'
 
 
 @pytest.mark.parametrize('tool', TOOLS)
-def test_the_four_places(tool):
-    """The parser, the module, the schema entry (with its line of the tool table) and the task file."""
+def test_the_three_places(tool):
+    """The parser, the module, the benchmark unit (and the schema entry generated from the module and
+    the unit)."""
     assert (REPO / 'plugins/module_utils' / (tool + '.py')).is_file() or tool == 'sysbench_fileio', \
         'plugins/module_utils/%s.py (the parser) is missing' % tool
     assert (REPO / 'plugins/modules' / (tool + '.py')).is_file(), 'plugins/modules/%s.py is missing' % tool
+    assert (REPO / 'plugins/plugin_utils/benchmarks' / (tool + '.py')).is_file(), \
+        'plugins/plugin_utils/benchmarks/%s.py (the benchmark unit) is missing' % tool
     assert '%s_params' % tool in MATRIX['$defs'], \
-        'plugins/plugin_utils/schemas/matrix-v1.json has no $defs/%s_params' % tool
+        'plugins/plugin_utils/schemas/matrix-v1.json has no $defs/%s_params: run python tests/utils/benchmark_units.py' % tool
     branches = [b['if']['properties']['tool']['const'] for b in MATRIX['$defs']['benchmark']['allOf']]
     assert tool in branches, 'plugins/plugin_utils/schemas/matrix-v1.json: benchmark.allOf has no branch for %s' % tool
-    problems = toolinfo.entry_problems(tool, MATRIX['$defs']['%s_params' % tool].get(toolinfo.KEY))
+    problems = toolinfo.unit_problems(tool, toolinfo.unit(tool))
     assert not problems, problems
-    assert (REPO / 'roles/bench_run/tasks' / (tool + '.yml')).is_file(), 'roles/bench_run/tasks/%s.yml is missing' % tool
+
+
+def test_one_run_path_and_no_tool_in_the_role():
+    """Every run goes through benchlab.bench.run_benchmark (roles/bench_run/tasks/run.yml, the work
+    on other hosts around it in phases.yml; resume.yml is planning): no task
+    file per tool, and no tool's name or parameter in the role's YAML (what a tool needs around its
+    runs is its unit's phases)."""
+    tasks = sorted(p.name for p in (REPO / 'roles/bench_run/tasks').glob('*.yml'))
+    assert tasks == ['gate.yml', 'main.yml', 'phases.yml', 'plan.yml', 'resume.yml', 'run.yml'], tasks
+    words = set()
+    for path in (REPO / 'roles/bench_run').rglob('*.yml'):   # the YAML itself, not its comments
+        words |= set(re.findall(r'[a-z_0-9+]+', json.dumps(yaml.safe_load(path.read_text()))))
+    names = set(TOOLS) | set(toolinfo.record_names()) | {'server_host', 'concurrent', 'job_file', 'drop_caches'}
+    assert not words & names, sorted(words & names)
+    run = yaml.safe_load((REPO / 'roles/bench_run/tasks/run.yml').read_text())
+    phases = yaml.safe_load((REPO / 'roles/bench_run/tasks/phases.yml').read_text())
+    modules = set(k for t in run[0]['block'] + run[0]['always'] + phases for k in t if k.startswith('benchlab.bench.'))
+    assert modules == {'benchlab.bench.run_benchmark'}
+
+
+# The files a new benchmark takes (docs/development.md, "Adding a benchmark"; ioping took exactly these).
+NEW_BENCHMARK_FILES = [
+    'plugins/module_utils/{tool}.py', 'plugins/modules/{tool}.py', 'plugins/plugin_utils/benchmarks/{tool}.py',
+    'plugins/filter/parse_{tool}.py', 'meta/runtime.yml',
+    'tests/unit/fixtures/{tool}/', 'tests/unit/plugins/module_utils/test_{tool}.py', 'tests/unit/plugins/modules/{tool}.yaml',
+    'tests/unit/plugins/modules/test_{tool}.py', 'tests/unit/plugins/plugin_utils/test_{tool}_unit.py',
+    'tests/unit/plugins/filter/test_parse_filters_fuzz.py', 'tests/compat/files/every_module.yml',
+    'tests/compat/test_target_python.py', 'tests/integration/test_{tool}_module.py', 'docs/support.md',
+    'changelogs/fragments/<name>.yml', 'inventories/local/group_vars/all/lab_matrix.yml',
+]
+# ... and what tests/utils/benchmark_units.py generates from them.
+GENERATED_FILES = ['plugins/plugin_utils/schemas/matrix-v1.json', 'plugins/plugin_utils/schemas/import-manifest-v1.json',
+                   'docs/usage.md']
+
+
+def _development_md_files():
+    """The numbered files of docs/development.md's "Adding a benchmark" section, in order."""
+    text = (REPO / 'docs/development.md').read_text().split('## Adding a benchmark', 1)[1]
+    text = text.split('Generated, never edited by hand', 1)[0] + text.split('What proves it:', 1)[1].split('Sanity:', 1)[0]
+    found = []
+    for m in re.finditer(r'(?:^|\s)\d+\. `([^`]+)`', text):
+        found.append(m.group(1).replace('<tool>', '{tool}'))
+    return found
+
+
+def test_development_md_lists_exactly_the_files_a_new_benchmark_takes():
+    assert _development_md_files() == NEW_BENCHMARK_FILES
+    generated = (REPO / 'docs/development.md').read_text().split('Generated, never edited by hand', 1)[1].split('What proves', 1)[0]
+    for path in GENERATED_FILES:
+        assert '`%s`' % path in generated or '`%s`' % path.rsplit('/', maxsplit=1)[-1] in generated, path
+
+
+@pytest.mark.skipif(Path(__file__).resolve().parents[4].name == 'ansible_collections',
+                    reason='the checkout holds them, not a copy of its plugins')
+def test_ioping_took_exactly_those_files():
+    """Every file of the list holds ioping (the benchmark issue 29 added through the unit), and so do
+    the generated ones; the sanity ignore files stay empty."""
+    for pattern in NEW_BENCHMARK_FILES + GENERATED_FILES:
+        if pattern.startswith('changelogs/'):
+            texts = [p.read_text() for p in (REPO / 'changelogs/fragments').glob('*.yml')]
+            texts.append((REPO / 'changelogs/changelog.yaml').read_text())
+            assert any('ioping' in t for t in texts), 'no changelog fragment (or folded entry) names ioping'
+            continue
+        path = REPO / pattern.format(tool='ioping')
+        if pattern.endswith('/'):
+            assert (path / 'README.md').is_file() and len(list(path.glob('*.txt'))) >= 3, path
+            continue
+        assert path.is_file() and 'ioping' in path.read_text(), '%s does not name ioping' % path
+    for ignore in sorted((REPO / 'tests/sanity').glob('ignore-*.txt')):
+        assert ignore.read_text().strip() == '', '%s must stay empty' % ignore
 
 
 @pytest.mark.parametrize('tool', TOOLS)
@@ -54,9 +127,9 @@ def test_every_benchmark_can_be_installed_on_every_platform_of_the_role(tool):
     tool's install entry answers for each (a package list, or null: none there)."""
     for vars_file in sorted((REPO / 'roles/bench_tools/vars').glob('*.yml')):
         keys = [vars_file.stem, vars_file.stem.split('-')[0]] if '-' in vars_file.stem else [vars_file.stem]
-        for name, spec in MATRIX['$defs']['%s_params' % tool][toolinfo.KEY]['install'].items():
+        for name, spec in toolinfo.unit(tool).INSTALL.items():
             assert set(keys) & set(spec['packages']), (
-                'plugins/plugin_utils/schemas/matrix-v1.json $defs.%s_params.x-benchlab.install.%s.packages: '
+                'plugins/plugin_utils/benchmarks/%s.py INSTALL.%s.packages: '
                 'no entry for %s (roles/bench_tools/vars/%s)' % (tool, name, ' or '.join(keys), vars_file.name))
 
 
@@ -118,15 +191,15 @@ if __name__ == '__main__':
     main()
 """
 
-FAKE_TASKS = '''---
-- name: "Benchmark sleepbench {{ bench_run_item.benchmark }}"
-  benchlab.bench.sleepbench:
-    path: "{{ bench_run_item.path }}"
-    seconds: "{{ bench_run_item.params.seconds | default(omit) }}"
-    size: "{{ bench_run_item.params.size | default(omit) }}"
-    mode: "{{ bench_run_item.params.mode | default(omit) }}"
-    sync: "{{ bench_run_item.params.sync | default(omit) }}"
-  register: __bench_run_last
+FAKE_UNIT = '''# -*- coding: utf-8 -*-
+"""sleepbench, as a benchmark unit (a throwaway benchmark of tests/unit/test_new_benchmark.py)."""
+ORDER = 900
+RECORDS = ('sleepbench',)
+PROCESSES = ('sleepbenchd',)
+INSTALL = {'sleepbench': {'programs': ['sleep'], 'packages': {'Debian': ['coreutils'], 'RedHat': ['coreutils']}}}
+METRICS = [('duration', 's', 'lower', 'how long it slept')]
+NOT_PARAMS = {'path': "the cell's path"}
+PARAMS = {'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']}}
 '''
 
 FAKE_CHECK = r'''
@@ -198,31 +271,23 @@ FAKE_ROLE = '''
 def _copy(dst):
     import shutil
     root = dst / 'ansible_collections' / 'benchlab' / 'bench'
-    for part in ('plugins', 'meta', 'roles', 'playbooks', 'tests/unit'):
+    for part in ('plugins', 'meta', 'roles', 'playbooks', 'tests/unit', 'tests/utils', 'docs'):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns('__pycache__', '.pytest_cache'))
     shutil.copy(REPO / 'galaxy.yml', root / 'galaxy.yml')
     return root
 
 
 def _add_fake_benchmark(root, runtime=True):
-    """The four places (the schema entry with its line of the tool table), and (runtime) the two
+    """The three places (parser, module, unit), the files generated from them, and (runtime) the two
     lines of meta/runtime.yml Ansible reads by name."""
+    import subprocess
+    import sys
     (root / 'plugins/module_utils/sleepbench.py').write_text(FAKE_PARSER)
     (root / 'plugins/modules/sleepbench.py').write_text(FAKE_MODULE)
-    path = root / 'plugins/plugin_utils/schemas/matrix-v1.json'
-    schema = json.loads(path.read_text())
-    bench = schema['$defs']['benchmark']
-    bench['properties']['tool']['enum'].append('sleepbench')
-    bench['allOf'].append({'if': {'properties': {'tool': {'const': 'sleepbench'}}},
-                           'then': {'properties': {'params': {'$ref': '#/$defs/sleepbench_params'}}}})
-    schema['$defs']['sleepbench_params'] = {
-        'x-benchlab': {'records': ['sleepbench'], 'processes': ['sleepbenchd'],
-                       'install': {'sleepbench': {'programs': ['sleep'], 'packages': {'Debian': ['coreutils'], 'RedHat': ['coreutils']}}}},
-        'type': 'object', 'additionalProperties': False, 'properties': {
-            'seconds': {'type': 'integer'}, 'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']},
-            'sync': {'type': 'boolean'}}}
-    path.write_text(json.dumps(schema, indent=2))
-    (root / 'roles/bench_run/tasks/sleepbench.yml').write_text(FAKE_TASKS)
+    (root / 'plugins/plugin_utils/benchmarks/sleepbench.py').write_text(FAKE_UNIT)
+    gen = subprocess.run([sys.executable, str(root / 'tests/utils/benchmark_units.py')], capture_output=True, text=True,
+                         check=False)
+    assert gen.returncode == 0 and 'written: plugins/plugin_utils/schemas/matrix-v1.json' in gen.stdout, gen.stdout + gen.stderr
     if not runtime:
         return
     runtime_yml = root / 'meta/runtime.yml'
@@ -244,11 +309,11 @@ def _pytest(root, *args):
 
 @pytest.mark.skipif(Path(__file__).resolve().parents[4].name == 'ansible_collections',
                     reason='runs once, from the checkout (not again inside its own copy)')
-def test_a_new_benchmark_touches_the_four_places_and_runtime_yml(tmp_path):
+def test_a_new_benchmark_touches_the_three_places_and_runtime_yml(tmp_path):
     """docs/development.md's claim, proven: a throwaway benchmark (sleepbench) added in a copy of
-    the collection by its parser, module, schema entry and task file, plus its two lines of
-    meta/runtime.yml, is planned, forwarded, validated, guarded and installed, and every contract
-    test holds; without the runtime.yml lines exactly the tests naming that file fail."""
+    the collection by its parser, module and unit (the generated files made by the generator), plus
+    its two lines of meta/runtime.yml, is planned, forwarded, validated, guarded and installed, and
+    every contract test holds; without the runtime.yml lines exactly the tests naming that file fail."""
     import os
     import subprocess
     import sys
@@ -271,8 +336,8 @@ def test_a_new_benchmark_touches_the_four_places_and_runtime_yml(tmp_path):
     _add_fake_benchmark(root)
     proc = _pytest(root, *CHECKS)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    # the parametrized contract tests ran for it: the four places, runtime.yml, install, the three option
-    # sources, the action plugin
+    # the parametrized contract tests ran for it: the three places, runtime.yml, install, the option
+    # sources (type, argspec or left out, forwarded by the run path), the action plugin
     assert proc.stdout.count('[sleepbench] PASSED') == 7, proc.stdout[-4000:]
     check = subprocess.run([sys.executable, '-c', 'import sys; sys.path.insert(0, %r)\n' % str(root.parents[2]) + FAKE_CHECK],
                            capture_output=True, text=True, check=False)
@@ -286,7 +351,7 @@ def test_a_new_benchmark_touches_the_four_places_and_runtime_yml(tmp_path):
                          capture_output=True, text=True, check=False, env=env, cwd=str(tmp_path))
     out = run.stdout + run.stderr
     assert run.returncode == 2 and 'failed=1' in out, out[-3000:]
-    assert 'bench_tools_tools: unknown tool nosuchbench (known: dd, fio, bonnie, dbench, sysbench, iperf3, iperf, ' \
-           'compress, sleepbench;' in ' '.join(out.split()), out[-3000:]
+    known = ', '.join(list(toolinfo.install_table()) + ['sleepbench'])
+    assert 'bench_tools_tools: unknown tool nosuchbench (known: %s;' % known in ' '.join(out.split()), out[-3000:]
     for task in ("The new tool's package, dbench left out on EL 9", "The role's default is every tool of the table, the new one too"):
         assert re.search(r'TASK \[%s\] \**\s+ok: \[localhost\]' % re.escape(task), out), out[-3000:]

@@ -79,7 +79,7 @@ STEPS = {2: [[0, 1], [2, 3]], 4: [[0, 1, 2, 3]]}
 # IDE position (primary master QM00001 = system disk, primary slave QM00002 = data disk).
 DISK = {'virtio': ('/dev/vda', '/dev/vdb'),
         'ide': ('/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001', '/dev/disk/by-id/ata-QEMU_HARDDISK_QM00002')}
-# A guests<->host step of 1, 2, 4 guests: every client waits for one agreed moment (iperf.yml,
+# A guests<->host step of 1, 2, 4 guests: every client waits for one agreed moment (the iperf unit,
 # params.start_delay_s), which must lie past the slowest client's module start-up in its TCG guest;
 # that grows with the guests starting at once on two shared cores (seen before the agreed start:
 # 10-23 s with one guest, 20-29 s with two, 63-68 s with four). A client later than that shortens
@@ -129,7 +129,7 @@ def iperf_cell(count, index, slot=1):
 def iperf_benchmark(cells, count):
     return {'name': 'iperf-guests-host', 'tool': 'iperf', 'cells': [c['name'] for c in cells],
             # the pair's client on the host waits for the guest's own client, whose module takes many
-            # seconds to start under TCG (guards.start_at, iperf.yml)
+            # seconds to start under TCG (guards.start_at, the iperf unit's start_delay_s)
             'params': {'version': 3, 'time': IPERF_TIME[count], 'start_delay_s': START_DELAY_S[count]}}
 
 

@@ -28,6 +28,7 @@ FILTERS = {
     'parse_sysbench': ('sysbench', 'sysbench', ('*.txt',)),
     'parse_iperf': ('iperf', 'iperf', ('*.json', '*.txt', '*.csv')),
     'parse_time': ('time', 'time', ('*.txt',)),
+    'parse_ioping': ('ioping', 'ioping', ('*.txt',)),
 }
 
 

@@ -77,3 +77,46 @@ def test_observation_off(tmp_path, params):
 def test_the_matrix_interval_wins_over_the_option(tmp_path):
     _result, res = observed_run(tmp_path, observe_interval_s=0, guards={'quiesce': False, 'observe_interval_s': 0.2})
     assert res.observed['interval_s'] == 0.2
+
+
+# -- a batch's run under observation still ends at its deadline or the batch's stop file ---------------
+
+def _observed_long_run(tmp_path, module):
+    with pytest.raises(Exited):
+        with BenchRun(module, 'unit') as br:
+            work = br.workdir_in(str(tmp_path))
+            br.measure({})
+            br.run(['sleep', '30.789'], cwd=work)
+    return module.result
+
+
+def _sleep_gone():
+    import subprocess
+    out = subprocess.run(['ps', '-eo', 'args'], capture_output=True, text=True, check=True).stdout
+    return 'sleep 30.789' not in out.splitlines()
+
+
+def test_an_observed_run_of_a_batch_is_stopped_at_its_timeout(tmp_path):
+    import time
+    module = FakeModule(path=str(tmp_path), observe_interval_s=0.2)
+    module.timeout_s, module.deadline = 0.6, time.monotonic() + 0.6
+    t0 = time.monotonic()
+    result = _observed_long_run(tmp_path, module)
+    assert time.monotonic() - t0 < 10, 'the observed tool ran on past its deadline'
+    assert result['failed'] and 'still running after its timeout_s of 0.6 s: stopped' in result['msg'], result
+    assert _sleep_gone() and list(tmp_path.iterdir()) == []
+
+
+def test_an_observed_run_of_a_batch_is_stopped_by_the_stop_file(tmp_path):
+    import threading
+    stop = str(tmp_path.parent / ('%s.stop' % tmp_path.name))
+    module = FakeModule(path=str(tmp_path), observe_interval_s=0.2)
+    module.deadline, module.stop_file = None, stop
+    timer = threading.Timer(0.5, lambda: open(stop, 'w').close())
+    timer.start()
+    try:
+        result = _observed_long_run(tmp_path, module)
+    finally:
+        timer.cancel()
+    assert result['failed'] and result['msg'].endswith('stopped: the controller that ran the batch went away'), result
+    assert _sleep_gone() and list(tmp_path.iterdir()) == []

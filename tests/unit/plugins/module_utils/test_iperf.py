@@ -450,3 +450,50 @@ def test_udp_stream_refused_only_for_iperf2_udp_with_several_streams(read_fixtur
     err = fx(read_fixture, 'iperf-2.1.8-udp-R-P8-race.stderr')
     assert udp_stream_refused(version, udp, parallel, '', err) is expected
     assert udp_stream_refused(version, udp, parallel, fx(read_fixture, 'iperf-2.1.8-udp-P2-fk.txt'), '') is False
+
+
+# --------------------------------------------------------------------------- a port per iperf 2 UDP stream
+
+def test_port_per_stream_is_read_from_the_help_text(read_fixture):
+    # iperf 2.1.8 prints its help on stderr: the server's "-p, --port #[-#]" and the client's --incr-dstport
+    assert ip.port_per_stream(fx(read_fixture, 'iperf-2.1.8-help.stderr')) is True
+    # a help text without them (iperf3's) or none at all: one port, the client's retries
+    assert ip.port_per_stream(fx(read_fixture, 'iperf3-3.12-help.txt')) is False
+    assert ip.port_per_stream('') is False and ip.port_per_stream(None) is False
+    # one of the two is not enough: the server's range without the client's --incr-dstport
+    help_text = fx(read_fixture, 'iperf-2.1.8-help.stderr')
+    assert ip.port_per_stream('\n'.join(l for l in help_text.splitlines() if 'incr-dstport' not in l)) is False
+    assert ip.port_per_stream('\n'.join(l for l in help_text.splitlines() if '#[-#]' not in l)) is False
+
+
+def test_a_server_on_a_port_per_stream_and_its_client():
+    argv = server_argv('iperf', 2, '127.0.0.1', 5001, udp=True, server_timeout=70, ports=2)
+    assert argv == ['iperf', '-s', '-B', '127.0.0.1', '-p', '5001-5002', '-u', '-t', '70']
+    assert ip.server_ports(argv) == [5001, 5002]
+    assert ip.server_ports(server_argv('iperf', 2, '127.0.0.1', 5001, udp=True)) == [5001]
+    assert ip.server_ports(server_argv('iperf3', 3, '127.0.0.1', 5201, ports=4)) == [5201]  # iperf3: one port
+    assert ip.server_ports(['iperf', '-s', '-p']) == [] and ip.server_ports(['iperf', '-s', '-p', 'x-y']) == []
+    client = client_argv('iperf', 2, '127.0.0.1', 5001, parallel=2, udp=True, bandwidth='10M', incr_dstport=True)
+    assert client[client.index('-P'):client.index('-P') + 3] == ['-P', '2', '--incr-dstport']
+    # one stream, iperf3 or not asked: no --incr-dstport
+    assert '--incr-dstport' not in client_argv('iperf', 2, 'h', 5001, parallel=1, udp=True, incr_dstport=True)
+    assert '--incr-dstport' not in client_argv('iperf3', 3, 'h', 5201, parallel=2, udp=True, incr_dstport=True)
+    assert '--incr-dstport' not in client_argv('iperf', 2, 'h', 5001, parallel=2, udp=True)
+
+
+@pytest.mark.parametrize('name,reverse', [
+    ('iperf-2.1.8-udp-R-P2-incr-dstport.txt', True),   # reverse: the client prints its streams as *1, *2
+    ('iperf-2.1.8-udp-P2-incr-dstport.txt', False),
+])
+def test_two_udp_streams_on_ports_of_their_own(read_fixture, name, reverse):
+    text = fx(read_fixture, name)
+    assert ('127.0.0.1 port 15303' in text) and ('127.0.0.1 port 15302' in text)   # each stream its own port
+    s = parse_iperf(text)
+    assert s['streams'] == 2 and s['protocol'] == 'udp' and s['reverse'] is reverse
+    assert [d['name'] for d in s['stream_detail']] == ['stream 1', 'stream 2']
+    per_stream = [d['metrics']['throughput'] for d in s['stream_detail']]
+    assert all(10.4 < t < 10.6 for t in per_stream), per_stream
+    assert s['throughput_mbit_s'] == pytest.approx(sum(per_stream), rel=1e-3)
+    assert s['lost_pct'] == 0.0 and s['packets'] in (1788, 1790)
+    recs = iperf_records(text, tool_version='2.1.8', reverse=reverse)
+    assert recs[0]['test'] == ('udp_reverse' if reverse else 'udp') and validate_record(recs[0]) == []

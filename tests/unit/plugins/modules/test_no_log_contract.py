@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible.module_utils import basic
 
 REPO = Path(__file__).resolve().parents[4]
 SECRET_NAME = re.compile(r'secret|passw|passphrase|token|(^|[_-])keys?($|[_-])', re.I)
@@ -41,6 +42,9 @@ NOT_SECRETS = {
     ('drbd_resource', 'resources[].net.cram_hmac_alg'): 'the name of the HMAC algorithm, not the secret',
     ('compare_runs', 'history_db'): 'a SQLite path or a PostgreSQL URL, which may not carry a password (the history '
                                     'refuses one: plugin_utils/history.py); libpq reads it from PGPASSWORD, ~/.pgpass',
+    ('run_benchmark', 'run'): 'a run of the plan; the key it mentions is its run key (see run_key above); its params are '
+                              'a benchmark module\'s options, checked by that module\'s own argument spec when it runs',
+    ('run_benchmark', 'runs'): 'the runs of a batch, each as O(run) (see run above)',
     ('fio', 'options'): 'fio job options (C(--key=value)); those that carry a credential (the http engine\'s '
                         'http_pass, http_s3_key, ...) are refused, never passed (module_utils/fiojob.py)',
 }
@@ -70,7 +74,8 @@ def argspec(name, monkeypatch):
     """The argument_spec benchlab.bench.<name>'s main() gives AnsibleModule (an action-only module: its
     documented options)."""
     mod = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.%s' % name)
-    if not hasattr(mod, 'AnsibleModule'):
+    # a benchmark module builds its AnsibleModule in benchrun.run_module (ansible's basic module)
+    if not hasattr(mod, 'AnsibleModule') and not hasattr(mod, 'run_module'):
         return mod, doc_spec(documented_options(mod))
     seen = {}
 
@@ -78,7 +83,11 @@ def argspec(name, monkeypatch):
         seen.update(kwargs['argument_spec'] if 'argument_spec' in kwargs else args[0])
         raise _Captured()
 
-    monkeypatch.setattr(mod, 'AnsibleModule', fake)
+    if hasattr(mod, 'AnsibleModule'):
+        monkeypatch.setattr(mod, 'AnsibleModule', fake)
+    else:
+        monkeypatch.setattr(basic, 'AnsibleModule', fake)
+        monkeypatch.setattr(basic, '_load_params', lambda: {})
     monkeypatch.setattr(sys, 'argv', ['ansible_module'])
     with pytest.raises(_Captured):
         mod.main()

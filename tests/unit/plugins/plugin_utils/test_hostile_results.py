@@ -13,13 +13,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, read_jsonl, repair_jsonl
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run, read_jsonl, repair_jsonl
 
 from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_nothing_lost import callback  # noqa: F401  pylint: disable=unused-import
 
@@ -77,7 +76,7 @@ def test_a_hostile_results_jsonl_is_read_and_repaired_without_losing_a_record(ca
 @pytest.mark.parametrize('case', RUN_IDS, ids=[c['id'] for c in RUN_IDS])
 def test_a_hostile_run_id_fails_the_preflight_and_makes_nothing(case, callback, tmp_path):  # noqa: F811
     cb = callback(run_id=case['run_id'])
-    error = os.environ['BENCHLAB_PREFLIGHT_ERROR']
+    error = current_run()['preflight_error']
     assert error.startswith('benchlab.bench.report: run_id %r: ' % case['run_id']), error
     assert ('error', error + ' (nothing is run: fix it and start again)') in cb.messages
     cb.v2_playbook_on_stats(None)

@@ -20,7 +20,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import valid
 from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import ImportProblem, import_manifest
-from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import dd_table
+from ansible_collections.benchlab.bench.plugins.plugin_utils.benchmarks.dd import dd_table
 
 REPO = Path(__file__).resolve().parents[4]
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'

@@ -9,7 +9,6 @@ import copy
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.callback.report import _repetition
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
@@ -21,6 +20,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import rende
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import resume_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import stamp
 
 
 def _pair_record(read_fixture, pair, rep, scale=1.0, cell='lan'):
@@ -143,13 +143,21 @@ def test_resume_runs_exactly_the_missing_repetition():
     assert out['resume']['done'] == [{'benchmark': 'dd-write', 'cell': 'a', 'runs': 2}]
 
 
-def test_callback_stamps_the_repetition_of_the_announced_run():
-    run = {'cell': 'a', 'benchmark': 'b', 'repetition': 2}
-    assert _repetition(run, {'cell': 'a', 'benchmark': 'b', 'pair': 2}) == 2
-    assert _repetition(dict(run, repetition='3'), {'cell': 'a', 'benchmark': 'b'}) == 3
-    assert _repetition(run, {'cell': 'other', 'benchmark': 'b'}) is None     # not this run's record
-    assert _repetition(None, {'cell': 'a', 'benchmark': 'b'}) is None
-    assert _repetition(dict(run, repetition=True), {'cell': 'a', 'benchmark': 'b'}) is None
+def test_the_run_path_stamps_the_context_of_the_run_that_made_the_records():
+    """Issue 29 §3: the path that ran a run puts its repetition, step, run id and cell key on every
+    record it made (a concurrent pair's too), never the callback from what a host announced."""
+    run = {'cell': 'a', 'benchmark': 'b', 'repetition': 2, 'step': 4, 'key': 'k1'}
+    made = [new_record('iperf3', 'tcp', {'throughput': metric(v, 'Mbit/s')}, labels={'cell': 'a', 'benchmark': 'b', 'pair': p})
+            for p, v in ((1, 10.0), (2, 20.0))]
+    for rec in stamp(made, run, 'run-1'):
+        assert (rec['repetition'], rec['step'], rec['cell_key'], rec['run_id']) == (2, 4, 'k1', 'run-1')
+        assert validate_record(rec) == []
+    (own,) = stamp([dict(made[0], repetition=5)], run, 'run-1')
+    assert own['repetition'] == 5                        # a record's own value stays
+    (gate,) = stamp([new_record('dd', 'write', {'throughput': metric(1.0, 'MB/s')})], dict(run, step=None, gate=True), 'r')
+    assert 'step' not in gate and gate['repetition'] == 2   # a gate run has no step
+    bad = dict(made[1], repetition=True)
+    assert validate_record(bad)                          # the schema takes no boolean repetition
 
 
 def test_results_document_and_report_say_workers_and_n(pairs, read_fixture):

@@ -21,7 +21,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.record import metri
 from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_sqlite, reports, rundir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, list_runs, load_run, store_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
-                                                                            read_jsonl, repair_jsonl)
+                                                                            current_run, read_jsonl, repair_jsonl)
 from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask
 
 
@@ -450,10 +450,10 @@ def test_a_dry_run_of_an_existing_run_leaves_its_files_alone(callback, tmp_path)
 @pytest.mark.parametrize('run_id', ['run-1\n', ' run-1', 'run-1\t', 'run-1\r\n'])
 def test_a_run_id_with_white_space_fails_the_preflight(callback, run_id, tmp_path):
     cb = callback(run_id=run_id)
-    assert os.environ['BENCHLAB_PREFLIGHT_ERROR'] == (
+    assert current_run()['preflight_error'] == (
         'benchlab.bench.report: run_id %r: leading or trailing white space (a newline?) is not part of a run id; '
         'remove it (BENCHLAB_RUN_ID)' % run_id)
-    assert ('error', os.environ['BENCHLAB_PREFLIGHT_ERROR'] + ' (nothing is run: fix it and start again)') in cb.messages
+    assert ('error', current_run()['preflight_error'] + ' (nothing is run: fix it and start again)') in cb.messages
     cb.v2_playbook_on_stats(None)
     assert not (tmp_path / 'runs').exists()
 
@@ -466,7 +466,7 @@ def test_a_playbook_that_goes_on_after_a_failed_preflight_keeps_its_records(call
     theirs = doc_of('shared', [record(1.0)] * 3)
     store_run(db, theirs, fingerprint=fp, controller=ctl)
     cb = callback(run_id='shared')
-    assert 'another controller (ctl-b:/elsewhere/runs/shared)' in os.environ['BENCHLAB_PREFLIGHT_ERROR']
+    assert 'another controller (ctl-b:/elsewhere/runs/shared)' in current_run()['preflight_error']
     bench_ok(cb, record(7.0))
     cb.v2_playbook_on_stats(None)
     results = json.loads((tmp_path / 'runs' / 'shared' / 'results.json').read_text())
@@ -476,5 +476,35 @@ def test_a_playbook_that_goes_on_after_a_failed_preflight_keeps_its_records(call
 
 
 def test_the_preflight_passes_and_says_so_in_the_environment(callback):
+    """The verdict is data for the play (the lookup run_state), no longer an environment variable."""
     callback()
-    assert os.environ['BENCHLAB_PREFLIGHT_ERROR'] == ''
+    assert current_run()['preflight_error'] == ''
+    assert 'BENCHLAB_PREFLIGHT_ERROR' not in os.environ and 'BENCHLAB_RUN_ID' not in os.environ
+
+
+def test_a_record_that_waited_for_an_interrupted_report_is_not_appended(tmp_path):
+    """The report callback holds results.jsonl's lock while it writes an interrupted run's report; a
+    run path worker that waited for the lock appends nothing once its controller is gone (still()
+    false), so results.jsonl and results.json hold the same records."""
+    import multiprocessing
+    d = RunDir(str(tmp_path), 'held')
+    d.append_jsonl('results.jsonl', {'n': 1})
+    ctx = multiprocessing.get_context('fork')
+    got, go = ctx.Queue(), ctx.Event()
+
+    def worker():   # forked before the callback holds the lock, as Ansible's workers are
+        go.wait(30)
+        got.put(RunDir(str(tmp_path), 'held').append_jsonl('results.jsonl', {'n': 2}, still=lambda: False))
+
+    p = ctx.Process(target=worker)
+    p.start()
+    fd = d.hold('results.jsonl')
+    go.set()
+    assert got.empty()
+    os.close(fd)                  # the callback's process ended
+    p.join(30)
+    assert got.get(timeout=5) is False
+    records, _problems = read_jsonl(str(tmp_path / 'held' / 'results.jsonl'))
+    assert records == [{'n': 1}]
+    assert d.append_jsonl('results.jsonl', {'n': 3}, still=lambda: True) is None
+    assert [r['n'] for r in read_jsonl(str(tmp_path / 'held' / 'results.jsonl'))[0]] == [1, 3]

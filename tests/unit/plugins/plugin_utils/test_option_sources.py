@@ -1,33 +1,37 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 15 §1 Options: the module's argument_spec is the source of every benchmark option.
+"""Issue 15 §1 / issue 29 §1 Options: the module's argument_spec is the source of every benchmark option.
 
-Per tool: the matrix schema's params (plugin_utils/schemas/matrix-v1.json) are a subset of the
-module's argument_spec with the same types and no default of their own; the one-task path
-(plugin_utils/runargs.py, used by benchlab.bench.run_benchmark) and the tool's task file in
-roles/bench_run forward every one of them; matrix.py takes the module's defaults from the module.
-The argument_spec is the real one: each module's main() runs until it builds its AnsibleModule.
+Per tool: the matrix schema's params (plugin_utils/schemas/matrix-v1.json) are generated from the
+module's options and its benchmark unit (plugins/plugin_utils/benchmarks/<tool>.py: NOT_PARAMS,
+PARAMS, PLAN_PARAMS) by tests/utils/benchmark_units.py; the drift test names every option the
+schema lacks or has too much, and a stale generated file. The params are a subset of the module's
+argument_spec with the same types and no default of their own; the run path (plugin_utils/runargs.py,
+used by benchlab.bench.run_benchmark) forwards every one of them; matrix.py takes the module's
+defaults from the module. The argument_spec is the real one: each module's main() runs until it
+builds its AnsibleModule.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import re
+import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils import matrix, runargs
+from ansible_collections.benchlab.bench.plugins.plugin_utils import matrix, runargs, toolinfo
 
 REPO = Path(__file__).resolve().parents[4]
 SCHEMA = json.loads((REPO / 'plugins/plugin_utils/schemas/matrix-v1.json').read_text())
 # JSON Schema type -> the argument_spec types a value of it is accepted as
 TYPES = {'boolean': {'bool'}, 'integer': {'int', 'str'}, 'string': {'str', 'path', 'raw'}, 'array': {'list'},
-         'number': {'float', 'int'}}
+         'number': {'float', 'int'}, 'object': {'dict'}}
 SHARED = {'labels', 'guards', 'run_id', 'run_key'}
+sys.path.insert(0, str(REPO / 'tests' / 'utils'))
+import benchmark_units  # noqa: E402  pylint: disable=wrong-import-position
 
 
 class _Captured(Exception):
@@ -35,7 +39,9 @@ class _Captured(Exception):
 
 
 def argspec(tool, monkeypatch):
-    """The argument_spec benchlab.bench.<tool>'s main() gives AnsibleModule."""
+    """The argument_spec benchlab.bench.<tool>'s main() gives AnsibleModule (through
+    module_utils/benchrun.py run_module, or directly)."""
+    from ansible.module_utils import basic
     mod = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.%s' % tool)
     seen = {}
 
@@ -43,7 +49,10 @@ def argspec(tool, monkeypatch):
         seen.update(kwargs.get('argument_spec') or args[0])
         raise _Captured()
 
-    monkeypatch.setattr(mod, 'AnsibleModule', fake)
+    monkeypatch.setattr(basic, '_load_params', lambda: {})   # no module args: as ansible-test's validate-modules
+    monkeypatch.setattr(basic, 'AnsibleModule', fake)
+    if hasattr(mod, 'AnsibleModule'):
+        monkeypatch.setattr(mod, 'AnsibleModule', fake)
     with pytest.raises(_Captured):
         mod.main()
     return seen
@@ -68,12 +77,12 @@ def test_schema_params_are_module_options_of_the_same_type(tool, monkeypatch):
     spec = argspec(tool, monkeypatch)
     assert SHARED <= set(spec), tool  # the options module_defaults gives every benchmark
     props = SCHEMA['$defs']['%s_params' % tool]['properties']
-    renames = runargs.RENAMES.get(tool, {})
+    plan_params = getattr(toolinfo.unit(tool), 'PLAN_PARAMS', {})
     checked = 0
     for name, prop in props.items():
-        option = renames.get(name, name)
-        if tool == 'iperf' and name in ('server_host', 'server_address', 'concurrent', 'start_delay_s'):
-            continue  # iperf.yml's own: where the server runs, and the pairs started together (and when)
+        option = name
+        if name in plan_params:
+            continue  # the run path's own (iperf: where the server runs, the pairs; fio: a job file on the controller)
         assert option in spec, '%s: matrix param %s is no option of the module' % (tool, name)
         kinds = schema_types(prop)
         assert kinds, '%s.%s: the schema gives no type' % (tool, name)
@@ -85,31 +94,67 @@ def test_schema_params_are_module_options_of_the_same_type(tool, monkeypatch):
     assert checked >= 4
 
 
-@pytest.mark.parametrize('tool', [t for t in runargs.MODULES if t != 'iperf'])
-def test_the_one_task_path_forwards_every_param(tool):
+@pytest.mark.parametrize('tool', runargs.MODULES)
+def test_every_argspec_option_is_a_param_or_left_out_by_name(tool, monkeypatch):
+    """The drift test's first half: an option added to a module's argument spec is a matrix param,
+    unless its unit names it in NOT_PARAMS (with the reason); the unit names no option the module
+    does not have."""
+    spec = argspec(tool, monkeypatch)
+    mod = toolinfo.unit(tool)
     props = SCHEMA['$defs']['%s_params' % tool]['properties']
-    params = dict((name, 'v-%s' % name) for name in props)
-    run = {'tool': tool, 'benchmark': 'b', 'cell': 'c', 'path': '/srv', 'params': params}
-    args = runargs.module_args(run, {'labels': {'cell': 'c'}, 'guards': {}, 'run_id': 'r', 'run_key': 'k'})
-    renames = runargs.RENAMES.get(tool, {})
-    for name in props:
-        assert args[renames.get(name, name)] == 'v-%s' % name
-    assert args['labels'] == {'cell': 'c'} and args['run_id'] == 'r' and args['run_key'] == 'k'
-    assert args['path'] == '/srv' and 'describe' not in args
-    # the cell's first run describes the environment (plan_schedule's describe, run.yml)
-    assert runargs.module_args(dict(run, describe=True), {})['describe'] is True
-    assert 'describe' not in runargs.module_args(dict(run, describe=False), {})
+    for option in sorted(set(spec) - set(toolinfo.SHARED_OPTIONS)):
+        assert option in props or option in mod.NOT_PARAMS, (
+            '%s: option %s of plugins/modules/%s.py is not in matrix-v1.json $defs.%s_params (run python '
+            'tests/utils/benchmark_units.py) nor in NOT_PARAMS of plugins/plugin_utils/benchmarks/%s.py'
+            % (tool, option, tool, tool, tool))
+    for option in list(mod.NOT_PARAMS) + list(getattr(mod, 'PARAMS', {})):
+        assert option in spec, '%s: %s in plugins/plugin_utils/benchmarks/%s.py is no option of the module' % (
+            tool, option, tool)
+        assert not (option in mod.NOT_PARAMS and option in props and option not in getattr(mod, 'PLAN_PARAMS', {})), \
+            '%s.%s: left out, yet in the schema' % (tool, option)
+
+
+def test_the_generated_parts_are_up_to_date():
+    """The drift test's second half: the matrix schema's per-tool params, its tool enum, the import
+    manifest's tool enum and the metrics table of docs/usage.md are what the units and the modules'
+    documentation generate; each difference is named."""
+    assert benchmark_units.drift() == []
+
+
+def test_the_drift_is_named(tmp_path, monkeypatch):
+    """An option the schema lacks, one it has too much, and a stale file are named."""
+    schema = json.loads(json.dumps(SCHEMA))
+    del schema['$defs']['fio_params']['properties']['options']
+    schema['$defs']['dd_params']['properties']['colour'] = {'type': 'string'}
+    path = tmp_path / 'matrix-v1.json'
+    path.write_text(json.dumps(schema, indent=2) + '\n')
+    monkeypatch.setattr(benchmark_units, 'MATRIX', path)
+    monkeypatch.setattr(benchmark_units, 'REPO', tmp_path.parent)
+    problems = benchmark_units.drift()
+    assert any('$defs.fio_params lacks options (an option of plugins/modules/fio.py' in p for p in problems), problems
+    assert any('$defs.dd_params.properties.colour is no option of plugins/modules/dd.py' in p for p in problems), problems
+    assert any('matrix-v1.json is not what the units and modules generate' in p for p in problems), problems
+    assert problems[-1] == 'run: python tests/utils/benchmark_units.py'
 
 
 @pytest.mark.parametrize('tool', runargs.MODULES)
-def test_the_task_file_forwards_every_param(tool):
-    text = (REPO / 'roles' / 'bench_run' / 'tasks' / ('%s.yml' % tool)).read_text()
+def test_the_one_task_path_forwards_every_param(tool):
     props = SCHEMA['$defs']['%s_params' % tool]['properties']
-    for name in props:
-        assert re.search(r'bench_run_item\.params\.%s\b' % name, text), '%s.yml does not forward %s' % (tool, name)
-    if tool != 'iperf':  # labels and guards come from module_defaults (run_tasks.yml), not the file
-        task = yaml.safe_load(text)[0]
-        assert not SHARED & set(task['benchlab.bench.%s' % tool])
+    plan_params = getattr(toolinfo.unit(tool), 'PLAN_PARAMS', {})
+    params = dict((name, 'v-%s' % name) for name in props if name not in plan_params)
+    run = {'tool': tool, 'benchmark': 'b', 'cell': 'c', 'path': '/srv', 'params': params}
+    args = runargs.module_args(run, {'labels': {'cell': 'c'}, 'guards': {}, 'run_id': 'r', 'run_key': 'k'})
+    for name in params:
+        assert args[name] == 'v-%s' % name
+    for name in plan_params:
+        assert name not in args   # the run path's own, never a module option
+    # the cell's path goes to a module that has the option (iperf's client has none)
+    assert ('path' in args) == ('path' in runargs.module_options(tool)) and args.get('path', '/srv') == '/srv'
+    assert args['labels'].get('cell') == 'c' and args['run_id'] == 'r' and args['run_key'] == 'k'
+    assert args.get('path') == ('/srv' if 'path' in runargs.module_options(tool) else None) and 'describe' not in args
+    # the cell's first run describes the environment (plan_schedule's describe, run.yml)
+    assert runargs.module_args(dict(run, describe=True), {})['describe'] is True
+    assert 'describe' not in runargs.module_args(dict(run, describe=False), {})
 
 
 def test_unknown_tool_is_a_clear_error():

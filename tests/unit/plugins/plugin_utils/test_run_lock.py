@@ -19,7 +19,7 @@ import pytest
 from ansible.executor.stats import AggregateStats
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (LOCK_NAME, OutputDirError, RunDir, RunInUse,
-                                                                            RunLock, lock_holder)
+                                                                            RunLock, current_run, lock_holder)
 from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask
 
 from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_nothing_lost import PLAN, callback  # noqa: F401  pylint: disable=unused-import
@@ -140,7 +140,8 @@ def test_the_callback_refuses_a_run_id_another_play_holds_before_any_host(callba
     cb = callback(run_id='nightly')
     assert cb.preflight_error.startswith('benchlab.bench.report: run id nightly is in use by a running play (pid %d '
                                          % first.pid)
-    assert os.environ['BENCHLAB_PREFLIGHT_ERROR'] == cb.preflight_error
+    # the plan play reads it as data (the lookup benchlab.bench.run_state), never from the environment
+    assert current_run()['preflight_error'] == cb.preflight_error
     cb.v2_playbook_on_stats(AggregateStats())   # the plan play stopped: nothing written, the first play's files kept
     assert sorted(os.listdir(str(tmp_path / 'runs' / 'nightly'))) == [LOCK_NAME]
     assert lock_holder(str(tmp_path / 'runs' / 'nightly'))['pid'] == first.pid

@@ -136,23 +136,26 @@ def test_guard_concurrency_must_be_a_positive_integer():
             normalize({'concurrency': bad})
 
 
-def test_a_cells_first_run_describes_it_when_it_is_one_task():
+def test_a_cells_first_run_describes_it():
     p = plan()
     sched = plan_schedule(p, {'g3': {'bench_contention': 'lun-7'}, 'g4': {'bench_contention': 'lun-7'}})
-    assert all(sched['one_task'])
     described = [p['runs'][i] for i in sched['describe']]
     assert sorted(r['cell'] for r in described) == sched['described_cells'] == sorted(HOSTS)
     for run in described:   # the cell's first run in the schedule (g3 and g4 take turns)
         first = next(i for s in sched['steps'] for i in sorted(s.values()) if p['runs'][i]['cell'] == run['cell'])
         assert p['runs'][first] is run and run['repetition'] == 1
+    # the batches carry it on exactly those runs
+    flagged = sorted(r['index'] for b in sched['batches'] for h in b['hosts'].values() for r in h['runs'] if r['describe'])
+    assert flagged == sched['describe']
 
 
-def test_cells_whose_first_run_is_a_task_file_step_are_left_to_the_sysinfo_task():
-    # g1 and g2 have a hypervisor host (a delegated cache drop: the task files), and one of them is in
-    # every step, so every step includes the task files: no run describes its cell
+def test_a_cell_whose_first_run_has_phases_is_left_to_the_sysinfo_task():
+    """g1 and g2 have a hypervisor host (its caches dropped first: a phase): their environment is
+    taken by the sysinfo task before any run, as the cell was found; every other cell's first run
+    describes it, with or without a variance gate (every run takes the one path)."""
     p = plan()
     sched = plan_schedule(p, HOSTVARS)
-    assert not any(sched['one_task']) and sched['describe'] == [] and sched['described_cells'] == []
-    # a plan with a variance gate runs the task files only
+    assert sched['described_cells'] == ['bare', 'g3', 'g4']
     gated = dict(p, gates={'dd-write': {'max_cv_pct': 5}})
-    assert plan_schedule(gated, {})['describe'] == [] and plan_schedule(gated, {})['described_cells'] == []
+    assert plan_schedule(gated, {})['described_cells'] == sorted(HOSTS)
+    assert plan_schedule(gated, {})['describe'] == plan_schedule(p, {})['describe']

@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugin_utils/toolinfo.py, the tool table in the matrix schema (x-benchlab): every matrix tool has
-its entry, the parsers' records carry its names, the record schema, the quiesce guard's process
-names, runargs.MODULES and the install lists all come from it."""
+"""plugin_utils/toolinfo.py, the tool table made of the benchmark units (plugins/plugin_utils/benchmarks/<tool>.py):
+every matrix tool has its unit, the parsers' records carry its names, the record schema, the quiesce
+guard's process names, runargs.MODULES and the install lists all come from it."""
 
 import json
 
@@ -15,7 +15,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import mat
 
 
 def test_every_matrix_tool_has_its_entry():
-    with open(toolinfo.SCHEMA_FILE) as f:
+    with open(validation.MATRIX_SCHEMA_FILE) as f:
         tools = json.load(f)['$defs']['benchmark']['properties']['tool']['enum']
     assert list(toolinfo.table()) == tools == list(runargs.MODULES)
     for tool in tools:
@@ -82,14 +82,25 @@ def test_install_lists():
 
 
 @pytest.mark.parametrize('entry, where', [
-    (None, 'x-benchlab: missing'),
-    ({'records': [], 'processes': [], 'install': {'t': {'programs': ['t'], 'packages': {'Debian': ['t']}}}}, '.records:'),
-    ({'records': ['t'], 'processes': 'x', 'install': {'t': {'programs': ['t'], 'packages': {'Debian': ['t']}}}}, '.processes:'),
-    ({'records': ['t'], 'processes': [], 'install': {}}, '.install:'),
-    ({'records': ['t'], 'processes': [], 'install': {'t': {'programs': [], 'packages': {'Debian': ['t']}}}}, '.install.t.programs:'),
-    ({'records': ['t'], 'processes': [], 'install': {'t': {'programs': ['t'], 'packages': {'Debian': 't'}}}}, '.install.t.packages:'),
+    (None, ': missing'),
+    ({'records': [], 'processes': [], 'install': {'t': {'programs': ['t'], 'packages': {'Debian': ['t']}}}}, ' RECORDS:'),
+    ({'records': ['t'], 'processes': 'x', 'install': {'t': {'programs': ['t'], 'packages': {'Debian': ['t']}}}}, ' PROCESSES:'),
+    ({'records': ['t'], 'processes': [], 'install': {}}, ' INSTALL:'),
+    ({'records': ['t'], 'processes': [], 'install': {'t': {'programs': [], 'packages': {'Debian': ['t']}}}}, ' INSTALL.t.programs:'),
+    ({'records': ['t'], 'processes': [], 'install': {'t': {'programs': ['t'], 'packages': {'Debian': 't'}}}}, ' INSTALL.t.packages:'),
 ])
 def test_a_bad_entry_is_named(entry, where):
     problems = toolinfo.entry_problems('newbench', entry)
-    assert len(problems) == 1 and 'matrix-v1.json $defs.newbench_params.x-benchlab' in problems[0] and where in problems[0], problems
+    assert len(problems) == 1 and 'plugins/plugin_utils/benchmarks/newbench.py' in problems[0] and where in problems[0], problems
     assert toolinfo.entry_problems('dd', toolinfo.table()['dd']) == []
+
+
+def test_a_unit_that_misses_a_part_is_named():
+    class Bare(object):
+        ORDER = 1
+    assert toolinfo.unit_problems('newbench', Bare) == [
+        'plugins/plugin_utils/benchmarks/newbench.py: missing RECORDS, PROCESSES, INSTALL, METRICS, NOT_PARAMS']
+    Bare.RECORDS, Bare.PROCESSES, Bare.INSTALL = ('t',), (), {'t': {'programs': ['t'], 'packages': {'Debian': ['t']}}}
+    Bare.METRICS, Bare.NOT_PARAMS = [('t', 'ms', 'sideways', 'x')], {}
+    assert toolinfo.unit_problems('newbench', Bare) == [
+        'plugins/plugin_utils/benchmarks/newbench.py METRICS[0]: expected (name, unit, higher|lower, what it is)']

@@ -1,0 +1,394 @@
+# -*- coding: utf-8 -*-
+# Copyright: benchlab.bench contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one run path, its plan side (pure functions, controller only): which runs go together in one
+call of benchlab.bench.run_benchmark (a batch), and the work a run needs on other hosts (its phases).
+
+Every run goes through the action benchlab.bench.run_benchmark, in roles/bench_run/tasks/run.yml:
+
+- A **batch** is one call per host: that host's runs of consecutive schedule steps, run one after
+  the other in one module process on the host (module_utils/benchrun.py run_module), each record
+  streamed back and stored the moment its run ends. Steps join a batch when the plan allows it:
+  every host of the batch has a run in each of its steps (so hosts that contend are never in it
+  together), no step starts its runs together on purpose, no run has phases, each host's runs are
+  of one tool, at most BATCH_MAX_RUNS runs per host. Anything else is a batch of one step.
+- A **phase** is work on a host around a run, declared as data: by the path itself (a guest's
+  hypervisor host drops its caches before the run; a DRBD host waits until its resources are
+  UpToDate) and by the tool's unit (``phases(run, hostvars)``: iperf's servers, its concurrent
+  pairs). run.yml carries the phases out with the same action, delegated to the phase's host, in
+  the order of their ``at``: ``before`` (in turn, before the run), ``start`` (started in the
+  background on the agreed moment, before the run), ``after`` (always, after the run, also when it
+  failed: collect what started, stop what was started). A phase is::
+
+      {name, at, host, module (a benchlab.bench module), args,
+       args_from: {option: '<phase name>.<result key>'},   # after: from an earlier phase's result
+       guard: {guard name: '<result key>'},                 # before: the run's guards option takes it
+       run_args: {option: '<result key>'},                  # before: the run's module option takes it
+       ignore_errors: bool,                                 # a failure is recorded, not the run's
+       async_s: seconds, start_at: bool,                    # start: in the background, on the moment
+       collect: '<start phase name>', records: bool}        # after: the records of a started phase
+
+  An observer of the timed window on another host is the same: a ``start`` phase before the run
+  and an ``after`` phase that collects it.
+
+A run as the path carries it is the plan's run plus its context: ``index`` (its place in the plan's
+runs), ``step`` (its schedule step), ``key`` (the stable key of its benchmark and cell, which the
+work directory's marker names), ``describe`` (the cell's first run describes its environment),
+``limit_s`` (how long its module may take at most) and ``phases``. The action puts ``run_id``,
+``repetition``, ``step`` and ``cell_key`` on every record the run makes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import yaml
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
+
+# The most runs of one host in one batch: a longer batch saves nothing more, and one module
+# process holds them all.
+BATCH_MAX_RUNS = 50
+# How long a run without a timeout or an async limit of its own may take at most (the plan made
+# it synchronous: it is expected to end well within its benchmark's async_after_s).
+SYNC_LIMIT_S = 900
+PHASE_AT = ('before', 'start', 'after')
+PHASE_KEYS = ('name', 'at', 'host', 'module', 'args', 'args_from', 'guard', 'run_args', 'ignore_errors', 'async_s',
+              'start_at', 'collect', 'records')
+DRBD_DEFAULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             'roles', 'drbd', 'defaults', 'main.yml')
+
+
+class PhaseError(ValueError):
+    """A phase a unit declared wrongly (the message names the tool and the phase)."""
+
+
+@functools.lru_cache(maxsize=1)
+def drbd_wait_defaults():
+    """The DRBD role's defaults of the wait for UpToDate (drbd_wait_timeout, _interval, _missing_ok):
+    a host's own values win."""
+    with open(DRBD_DEFAULTS, encoding='utf-8') as f:
+        defaults = yaml.safe_load(f) or {}
+    return dict((k, defaults[k]) for k in ('drbd_wait_timeout', 'drbd_wait_interval', 'drbd_wait_missing_ok'))
+
+
+def host_phases(run, hostvars):
+    """The path's own phases of a run on its host: the guest's hypervisor host drops its caches (the
+    run's guards.hypervisor_caches_dropped says whether it did), a DRBD host waits until its
+    resources are UpToDate with no resync (guards.drbd: their state then)."""
+    v = hostvars.get(run['host']) or {}
+    out = []
+    hv = v.get('bench_hypervisor_host')
+    if hv and run.get('drop_hypervisor_caches', True):
+        out.append(dict(name='hypervisor-caches', at='before', host=hv, module='benchlab.bench.drop_caches', args={},
+                        guard={'hypervisor_caches_dropped': 'dropped'}, ignore_errors=True))
+    resources = v.get('drbd_resources') or []
+    if resources:
+        d = dict(drbd_wait_defaults())
+        d.update((k, v[k]) for k in d if v.get(k) is not None)
+        out.append(dict(name='drbd-uptodate', at='before', host=run['host'], module='benchlab.bench.drbd_status',
+                        args=dict(names=[r['name'] for r in resources if isinstance(r, dict) and r.get('name')],
+                                  wait='uptodate', timeout=d['drbd_wait_timeout'], interval=d['drbd_wait_interval'],
+                                  missing_ok=d['drbd_wait_missing_ok']),
+                        guard={'drbd': 'drbd'}))
+    return out
+
+
+def phase_problems(tool, phases):
+    """What is wrong with a run's phases, each naming the tool's unit and the phase."""
+    problems, names = [], []
+    for i, ph in enumerate(phases):
+        where = 'plugins/plugin_utils/benchmarks/%s.py phases()[%d]' % (tool, i)
+        if not isinstance(ph, dict):
+            problems.append('%s: expected a mapping' % where)
+            continue
+        unknown = sorted(set(ph) - set(PHASE_KEYS))
+        if unknown:
+            problems.append('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
+        if ph.get('at') not in PHASE_AT:
+            problems.append('%s: at must be one of %s' % (where, ', '.join(PHASE_AT)))
+        if not ph.get('name') or ph.get('name') in names:
+            problems.append('%s: a name of its own is needed' % where)
+        names.append(ph.get('name'))
+        if not ph.get('host'):
+            problems.append('%s: no host' % where)
+        if ph.get('collect'):
+            if ph['collect'] not in names:
+                problems.append('%s: collects %r, no earlier phase of that name' % (where, ph['collect']))
+        elif not str(ph.get('module') or '').startswith('benchlab.bench.'):
+            problems.append('%s: module must be one of benchlab.bench, got %r' % (where, ph.get('module')))
+        for source in (ph.get('args_from') or {}).values():
+            if str(source).split('.', 1)[0] not in names[:-1]:
+                problems.append('%s: args_from %r names no earlier phase' % (where, source))
+    return problems
+
+
+def run_phases(run, hostvars):
+    """The phases of a run: the path's own, then its unit's. PhaseError when a unit declared one wrongly."""
+    mod = unit(run['tool'])
+    declared = list(mod.phases(run, hostvars)) if mod is not None and hasattr(mod, 'phases') else []
+    problems = phase_problems(run['tool'], declared)
+    if problems:
+        raise PhaseError('; '.join(problems))
+    return host_phases(run, hostvars) + declared
+
+
+def start_delay_s(run):
+    """Seconds after the phases before every client of the run starts on one agreed moment (iperf's
+    concurrent pairs), or None."""
+    mod = unit(run['tool'])
+    return mod.start_delay_s(run) if mod is not None and hasattr(mod, 'start_delay_s') else None
+
+
+def limit_s(run):
+    """How long the run's module may take at most: its timeout, its async limit, or SYNC_LIMIT_S."""
+    return int(run.get('timeout_s') or run.get('async_s') or SYNC_LIMIT_S)
+
+
+def carried(run, index, step, keys, describe, hostvars):
+    """The run as the path carries it (see the module docstring)."""
+    out = dict(run, index=index, key=keys.get((run['benchmark'], run['cell'])), describe=index in describe,
+               limit_s=limit_s(run), phases=run_phases(run, hostvars))
+    if step is not None:
+        out['step'] = step
+    v = hostvars.get(run['host']) or {}
+    if v.get('bench_hypervisor_host') and not run.get('drop_hypervisor_caches', True):
+        out['guards'] = dict(run.get('guards') or {}, hypervisor_caches_dropped=False)
+    return out
+
+
+def batchable(run):
+    return not run['phases'] and start_delay_s(run) is None
+
+
+def batch_of(runs):
+    """One host's share of a batch: its runs, and (for a batch of one run) that run's phases and agreed start."""
+    one = runs[0] if len(runs) == 1 else None
+    return dict(runs=runs, phases=one['phases'] if one else [], start_delay_s=start_delay_s(one) if one else None)
+
+
+def plan_batches(plan, steps, together, keys, describe, hostvars):
+    """The batches of a schedule: [{step, steps, together, hosts: {host: {runs, phases, start_delay_s}}}],
+    in order (see the module docstring)."""
+    batches, current = [], None
+    for n, step in enumerate(steps):
+        runs = dict((host, carried(plan['runs'][i], i, n, keys, describe, hostvars)) for host, i in step.items())
+        joinable = not together[n] and all(batchable(r) for r in runs.values())
+        if (current is not None and joinable and current['joinable'] and set(runs) == set(current['hosts'])
+                and all(r['tool'] == current['hosts'][h][0]['tool'] and len(current['hosts'][h]) < BATCH_MAX_RUNS
+                        for h, r in runs.items())):
+            for host, r in runs.items():
+                current['hosts'][host].append(r)
+            current['steps'] += 1
+            continue
+        current = dict(step=n, steps=1, together=bool(together[n]), joinable=joinable,
+                       hosts=dict((host, [r]) for host, r in runs.items()))
+        batches.append(current)
+    return [dict(step=b['step'], steps=b['steps'], together=b['together'],
+                 hosts=dict((h, batch_of(rs)) for h, rs in b['hosts'].items())) for b in batches]
+
+
+def gate_batches(plan, runs, keys, hostvars):
+    """The batches of the runs a variance gate asks for on one host, in order: consecutive runs of
+    one tool without phases go together."""
+    out = []
+    for r in runs:
+        r = carried(r, None, None, keys, (), hostvars)
+        last = out[-1] if out else None
+        if (last is not None and batchable(r) and all(batchable(x) for x in last) and last[0]['tool'] == r['tool']
+                and len(last) < BATCH_MAX_RUNS):
+            last.append(r)
+        else:
+            out.append([r])
+    return [batch_of(b) for b in out]
+
+
+# -- the action's side: what a batch's runs get, and what becomes of their results --------------
+
+def by_name(done):
+    """{phase name: its result} of the registered loop results of earlier phase tasks."""
+    out = {}
+    for res in done or []:
+        if isinstance(res, dict) and isinstance(res.get('item'), dict) and res['item'].get('name'):
+            out[res['item']['name']] = res
+    return out
+
+
+def result_value(results, source):
+    """'<phase>.<key>' of the phase results, or None (the phase did not run, failed or has no such key)."""
+    name, _dot, key = str(source).partition('.')
+    res = results.get(name) or {}
+    if res.get('failed') or res.get('skipped') or res.get('phase_failed'):
+        return None
+    return res.get(key)
+
+
+def run_guards(run, results, start_at=None):
+    """A run's guards option: the plan's, what its phases found (guard: the hypervisor host dropped its
+    caches, DRBD's state), the agreed start."""
+    guards = dict(run.get('guards') or {})
+    for ph in run.get('phases') or []:
+        for guard, key in (ph.get('guard') or {}).items():
+            value = result_value(results, '%s.%s' % (ph['name'], key))
+            guards[guard] = bool(value) if guard == 'hypervisor_caches_dropped' else value
+    if start_at is not None:
+        guards['start_at'] = float(start_at)
+    return guards
+
+
+def phase_run_args(run, results):
+    """The run's module options its phases decided (run_args: an iperf 2 UDP server that listens on a
+    port per stream has its client send each stream to its own port); what a phase did not say is left
+    to the module's default."""
+    args = {}
+    for ph in run.get('phases') or []:
+        for option, key in (ph.get('run_args') or {}).items():
+            value = result_value(results, '%s.%s' % (ph['name'], key))
+            if value is not None:
+                args[option] = value
+    return args
+
+
+def phase_args(phase, results, start_at=None):
+    """A phase's module options, with what it takes from earlier phases (args_from) and the agreed
+    start; None when an earlier phase it needs did not run (nothing to stop)."""
+    args = dict(phase.get('args') or {})
+    for option, source in (phase.get('args_from') or {}).items():
+        value = result_value(results, source)
+        if value is None:
+            return None
+        args[option] = value
+    if phase.get('start_at') and start_at is not None:
+        args['guards'] = dict(args.get('guards') or {}, start_at=float(start_at))
+    return args
+
+
+def records_of(result):
+    if isinstance(result.get('bench_results'), list):
+        return [r for r in result['bench_results'] if isinstance(r, dict)]
+    if isinstance(result.get('bench_result'), dict):
+        return [result['bench_result']]
+    return []
+
+
+def stamp(records, run, run_id):
+    """The run's context on each record it made: run id, repetition, step (runs of one step ran at
+    once), cell key. A record's own value stays (a concurrent pair says its own labels)."""
+    for rec in records:
+        if run_id:
+            rec.setdefault('run_id', run_id)
+        for field, value in (('repetition', run.get('repetition')), ('step', run.get('step')), ('cell_key', run.get('key'))):
+            if value is not None:
+                rec.setdefault(field, value)
+    return records
+
+
+def failed_run(run, msg):
+    return dict(benchmark=run.get('benchmark'), cell=run.get('cell'), repetition=run.get('repetition'),
+                msg=str(msg or 'failed')[:2000])
+
+
+def run_title(run):
+    """What the progress line says of a run: `fio randread #1 on var-tmp (host, rootfs)`."""
+    labels = run.get('labels') if isinstance(run.get('labels'), dict) else {}
+    labels = dict((k, v) for k, v in labels.items() if k not in ('cell', 'benchmark'))
+    params = run.get('params') if isinstance(run.get('params'), dict) else {}
+    test = params.get('test') or params.get('rw') or params.get('mode')
+    tool, bench = str(run.get('tool') or ''), str(run.get('benchmark') or '')
+    what = bench if bench.startswith(tool) else ('%s %s' % (tool, bench)).strip()
+    if test and str(test) not in what:
+        what += ' ' + str(test)
+    what += ' #%s%s on %s' % (run.get('repetition'), ' (gate)' if run.get('gate') is True else '', run.get('cell'))
+    if labels:
+        what += ' (%s)' % ', '.join(str(v) for v in labels.values())
+    return what
+
+
+class Outcome(object):
+    """What a batch's runs came to, built as each run ends: the records (with their context), whether
+    each was stored in the run's results.jsonl at once (`store(record)` returns True), the observed
+    time series the run directory does not hold yet (`store_series(id, series)` stores one, True when
+    it did, before the record that names it), the failed runs, the environments the runs described;
+    and the task's result."""
+
+    def __init__(self, runs, run_id, store=None, announce=None, store_series=None):
+        self.runs = runs
+        self.run_id = run_id
+        self.store = store
+        self.store_series = store_series
+        self.announce = announce
+        self.results = [None] * len(runs)
+        self.records, self.stored, self.failed, self.sysinfo, self.dry_runs = [], [], [], [], []
+        self.observed = {}
+        self.started = set()
+
+    def start(self, i):
+        if i not in self.started and 0 <= i < len(self.runs):
+            self.started.add(i)
+            if self.announce:
+                self.announce(self.runs[i])
+
+    def spool_lines(self, docs):
+        for doc in docs:
+            if isinstance(doc, dict) and isinstance(doc.get('start'), int):
+                self.start(doc['start'])
+            elif isinstance(doc, dict) and isinstance(doc.get('done'), int) and isinstance(doc.get('result'), dict):
+                self.finish(doc['done'], doc['result'])
+
+    def finish(self, i, result):
+        """Run i ended with `result` (its module's result): its records stamped and stored, once."""
+        if not 0 <= i < len(self.runs) or self.results[i] is not None:
+            return
+        self.start(i)
+        run = self.runs[i]
+        self.results[i] = result
+        series = result.get('bench_observed')
+        for series_id, data in sorted(series.items()) if isinstance(series, dict) else ():
+            if not (self.store_series and self.store_series(series_id, data)):
+                self.observed[series_id] = data
+        for rec in stamp(records_of(result), run, self.run_id):
+            self.records.append(rec)
+            self.stored.append(bool(self.store and self.store(rec)))
+        if isinstance(result.get('sysinfo'), dict):
+            self.sysinfo.append(dict(labels=result.get('labels') or run.get('labels') or {}, sysinfo=result['sysinfo']))
+        if isinstance(result.get('bench_dry_run'), dict) or isinstance(result.get('cmd'), list):
+            self.dry_runs.append(dict(run=dict((k, run.get(k)) for k in ('cell', 'benchmark', 'repetition', 'tool')),
+                                      plan=result.get('bench_dry_run') or dict(argv=result.get('cmd'))))
+        if result.get('failed'):
+            self.failed.append(failed_run(run, result.get('msg')))
+
+    def finish_all(self, result):
+        """The module's final result: every run's result it holds; a run it holds none for (the module
+        died, or could not start) failed with the module's message."""
+        runs = result.get('runs') if isinstance(result.get('runs'), list) else []
+        for i, res in enumerate(runs):
+            if isinstance(res, dict):
+                self.finish(i, res)
+        msg = result.get('msg') or 'the module ended without a result for this run'
+        for i in range(len(self.runs)):
+            if self.results[i] is None:
+                self.finish(i, dict(failed=True, msg=msg, lost=True))
+
+    def lost(self):
+        """The runs whose module ended without their result (their work may be left behind)."""
+        return [run for run, res in zip(self.runs, self.results) if res is not None and res.get('lost')]
+
+    def result(self):
+        out = dict(changed=any(r.get('changed') for r in self.results if r), bench_results=self.records,
+                   bench_results_stored=self.stored, bench_failed_runs=self.failed, bench_sysinfo=self.sysinfo)
+        if self.dry_runs:
+            out['bench_dry_runs'] = self.dry_runs
+        if self.observed:   # the report callback stores them (observed/<id>.json.gz)
+            out['bench_observed'] = self.observed
+        warnings = [w for r in self.results if r for w in r.get('warnings') or []]
+        if warnings:
+            out['warnings'] = warnings
+        if len(self.runs) == 1 and self.results[0]:
+            for key in ('cmd', 'bench_dry_run'):
+                if key in self.results[0]:
+                    out[key] = self.results[0][key]
+        if self.failed:
+            out.update(failed=True, msg='%d of %d run(s) failed: %s' % (len(self.failed), len(self.runs), '; '.join(
+                '%s in %s #%s: %s' % (f['benchmark'], f['cell'], f['repetition'], f['msg']) for f in self.failed)))
+        return out
