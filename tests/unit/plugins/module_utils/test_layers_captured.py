@@ -23,6 +23,7 @@ import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import device_usage
 from ansible_collections.benchlab.bench.plugins.module_utils.layers import Sys, block_layers, layer_stack
+from ansible_collections.benchlab.bench.plugins.module_utils.record import load_schema, schema_problems, schema_validator
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'layers'
 MiB = 1024 * 1024
@@ -200,3 +201,18 @@ def test_the_containers_root_goes_down_to_its_loop_device_and_no_further(lxc):
     # /dev/shm, LXC's tmpfs: a file system on no block device
     shm = layer_stack('/dev/shm', root=root)
     assert brief(shm) == [(0, 'path', '/dev/shm', None), (1, 'filesystem', '/dev/shm', '/dev/shm')]
+
+
+@pytest.mark.parametrize('name', ['tcg-guest.json', 'lxc-loop-guest.json'])
+def test_every_captured_stack_is_a_valid_observed_stack_of_a_record(name):
+    """What the resolver said live (a container's unresolved image included) must pass the record
+    schema's observed.stack, or the report sets the run's record aside as invalid."""
+    schema = load_schema()
+    layer_schema = dict(schema['$defs']['layer'], **{'$defs': schema['$defs']})
+    validator = schema_validator(layer_schema)
+    stacks = load(name)['meta']['stacks']
+    layers = [layer for stack in stacks.values() for layer in stack]
+    assert layers and any('unresolved' in layer for layer in layers) == (name == 'lxc-loop-guest.json')
+    for target, stack in sorted(stacks.items()):
+        for layer in stack:
+            assert schema_problems(validator, layer, 'observed.stack') == [], (target, layer)
