@@ -49,9 +49,9 @@ def resolve(tmp_path, env, vars_file, tools=None):
 
 
 @pytest.mark.parametrize('vars_file,expected', [
-    ('Debian.yml', ['coreutils', 'fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz-utils', 'zstd', 'time']),
-    ('RedHat-7.yml', ['coreutils', 'fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz', 'zstd', 'time']),
-    ('RedHat-8.yml', ['coreutils', 'fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz', 'zstd', 'time']),
+    ('Debian.yml', ['coreutils', 'fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz-utils', 'zstd', 'time', 'ioping']),
+    ('RedHat-7.yml', ['coreutils', 'fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz', 'zstd', 'time', 'ioping']),
+    ('RedHat-8.yml', ['coreutils', 'fio', 'bonnie++', 'dbench', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz', 'zstd', 'time', 'ioping']),
 ])
 def test_every_tool_resolves_to_packages(tmp_path, env, vars_file, expected):
     rc, out = resolve(tmp_path, env, vars_file)
@@ -65,7 +65,7 @@ def test_default_list_on_el9_leaves_dbench_out_with_a_warning(tmp_path, env):
     rc, out = resolve(tmp_path, env, 'RedHat-9.yml')
     assert rc == 0, failures(out)
     assert task_results(out, 'show')[0]['__bench_tools_packages'] == [
-        'coreutils', 'fio', 'bonnie++', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz', 'zstd', 'time']
+        'coreutils', 'fio', 'bonnie++', 'sysbench', 'iperf3', 'iperf', 'bzip2', 'gzip', 'xz', 'zstd', 'time', 'ioping']
     (warning,) = task_results(out, 'Warn about the tools left out (no package on this platform)')
     assert warning['msg'].startswith('WARNING: bench_tools: no package for dbench on') and 'bench_tools_tools' in warning['msg']
     (found,) = task_results(out, 'Find the tools this platform has no package for')
