@@ -22,6 +22,7 @@ import json
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import time
 
@@ -34,7 +35,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_d
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    Outcome, amend_records, by_name, failed_run, observer_args, phase_args, phase_run_args, records_of, run_guards,
+    Outcome, amend_records, by_name, failed_run, local_observers, observer_args, phase_args, phase_run_args, records_of, run_guards,
     run_title, stamp)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import record_problems
@@ -163,7 +164,10 @@ class ActionModule(TargetModuleAction):
         outcome = Outcome(runs, run_id, store=None if held else self._store, announce=self._announce,
                           store_series=self._store_series)
         module = 'benchlab.bench.%s' % runs[0]['tool']
-        if self._task.check_mode or (len(runs) == 1 and not runs[0].get('async_s') and not runs[0].get('timeout_s')):
+        # a held run runs in the background too: stopped with the playbook, its observers are stopped as well
+        self._observers = local_observers(results, self._vars.get('hostvars') or {}) if held else []
+        if self._task.check_mode or (len(runs) == 1 and not runs[0].get('async_s') and not runs[0].get('timeout_s')
+                                     and not held):
             outcome.start(0)
             res = self._execute_module(module_name=module, module_args={'batch': {'runs': items}}, task_vars=self._vars)
             outcome.finish_all(self._target_python_check(res, self._vars))
@@ -218,6 +222,7 @@ class ActionModule(TargetModuleAction):
             for sig in previous:   # a second signal must not cut the stop short
                 signal.signal(sig, signal.SIG_IGN)
             self._stop_batch(spool, batch, started)
+            self._stop_observers()
             raise SystemExit(1)
         finally:
             _parent_death_signal(0)
@@ -276,6 +281,14 @@ class ActionModule(TargetModuleAction):
             interp = shlex.split((started.get('benchlab_interpreter') or '/usr/bin/python3').lstrip('#!').strip())
             argv = interp + ['-c', STOPPER, str(batch['pid']), str(batch['pid_start'])]
             self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
+
+    def _stop_observers(self):
+        """The playbook is stopped while a run observed on this machine ran: its samplers (started by
+        this run's start phases on a host reached without SSH, this controller) are stopped by their
+        recorded pid while it still has its recorded start time. One on another host ends at its own
+        limit (the run's time limit and a minute)."""
+        for pid, start in self._observers:
+            subprocess.run([sys.executable, '-c', STOPPER, str(pid), str(start)], check=False, timeout=30)
 
     def _forget(self, results_file):
         """Remove the async job's results file (this job's, by its exact path)."""

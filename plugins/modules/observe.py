@@ -154,6 +154,10 @@ pid:
   description: The sampler's process id.
   returned: with state=started, not in check mode
   type: int
+pid_start:
+  description: The sampler's start time (/proc/<pid>/stat field 22), with which a stop makes sure it signals that process.
+  returned: with state=started, not in check mode
+  type: int
 layers:
   description: The layer stacks watched (module_utils/layers.py).
   returned: with state=started
@@ -280,9 +284,11 @@ def start(module, p):
         json.dump(state, f)
     sys.stdout.flush()
     pid = _detach(workdir, state)
-    update_marker(workdir, pgid=pid, pid_start=proc_start_time(pid))
+    pid_start = proc_start_time(pid)
+    update_marker(workdir, pgid=pid, pid_start=pid_start)
     extra = dict(guest=state['guest']) if 'guest' in state else {}
-    module.exit_json(changed=True, observe_id=workdir, pid=pid, layers=layers, missing=state['missing'], **extra)
+    module.exit_json(changed=True, observe_id=workdir, pid=pid, pid_start=pid_start, layers=layers,
+                     missing=state['missing'], **extra)
 
 
 def stop(module, p):

@@ -165,7 +165,7 @@ def observer_phases(run, hostvars):
     for host, role, args in who:
         start = 'observe@%s' % host
         out.append(dict(name=start, at='start', host=host, module='benchlab.bench.observe', observes=role,
-                        args=dict(args, state='started', interval_s=interval, max_s=limit_s(run) + 600),
+                        args=dict(args, state='started', interval_s=interval, max_s=limit_s(run) + 60),
                         ignore_errors=True))
         out.append(dict(name='observed@%s' % host, at='after', host=host, module='benchlab.bench.observe',
                         observes=role, args=dict(state='stopped'), args_from={'id': '%s.observe_id' % start},
@@ -537,4 +537,23 @@ def amend_records(held, run, done, host_of=None):
             if len(hosts) > 1:
                 obs['peers'] = hosts[1:]
         out.append(rec)
+    return out
+
+
+LOCAL_HOSTS = ('localhost', '127.0.0.1', '::1')
+
+
+def local_observers(results, hostvars):
+    """[(pid, pid_start)] of the observers the run's start phases started on this controller (a host
+    reached with the local connection), from their results: what the run path stops by their recorded
+    pid when the playbook is stopped before its after phases."""
+    out = []
+    for res in results.values():
+        item = res.get('item') if isinstance(res.get('item'), dict) else {}
+        if not (item.get('observes') and item.get('at') == 'start') or res.get('phase_failed') or res.get('failed'):
+            continue
+        v = hostvars.get(item.get('host')) or {}
+        local = v.get('ansible_connection') == 'local' or (item.get('host') in LOCAL_HOSTS and not v.get('ansible_host'))
+        if local and isinstance(res.get('pid'), int) and res.get('pid_start') is not None:
+            out.append((res['pid'], res['pid_start']))
     return out

@@ -112,6 +112,9 @@ def test_a_loop_guest_is_observed_on_its_host_and_a_busy_host_is_told(env, tmp_p
     loop, disk = host_stack()
     host = rec['observed']['host']
     assert host['name'] == 'localhost' and host['role'] == 'hypervisor', host
+    # held until its observer's after phase, then stored once, with it (results.jsonl and results.json)
+    (kept,) = [r for r in results['records'] if r['host'] == GUEST]
+    assert kept['observed']['host'] == host
     # the host's own stack under the guest's disk: the image's loop device and the disk under it
     assert loop in host['guest_devices'] and disk in host['guest_devices'], (loop, disk, host['guest_devices'])
     devices = dict((d['name'], d) for d in host['devices'])
