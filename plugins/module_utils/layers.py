@@ -22,8 +22,10 @@ Every layer is a dict: ``layer`` (0 = what the tool writes to, the number grows 
 ``name``, ``kind`` (path, filesystem, file, partition, disk, loop, dm, md, drbd, virtual),
 ``above`` (the name of the layer it lies under), and what the kind has: ``major_minor``,
 ``fstype``/``mountpoint``/``source``, ``backing_file``/``offset``/``size_bytes``, ``dm_name``,
-``start_bytes``. Everything is read from sysfs and /proc under `root` (``/`` on a live system; the
-unit tests build such trees in a temporary directory), never by running a program.
+``start_bytes``, and ``unresolved`` (why the walk stops there: a loop device's backing file that this
+machine's mounts do not show, as in a container whose root is that loop device). Everything is read
+from sysfs and /proc under `root` (``/`` on a live system; the unit tests build such trees in a
+temporary directory), never by running a program.
 """
 
 import fcntl
@@ -267,16 +269,19 @@ class Sys(object):
             return None
         return (st.st_dev, st.st_ino)
 
-    def mount_of(self, path):
+    def mount_of(self, path, dev=None):
         """The mountinfo entry of the file system that holds `path`: on a live system the entry with
-        the file's st_dev whose mount point is the longest prefix of the path, else the longest prefix."""
+        the file's st_dev (or `dev`, a loop device's backing file's st_dev from its ioctl, which a
+        renamed file cannot hide) whose mount point is the longest prefix of the path, else the longest
+        prefix."""
         mounts = self.mounts()
         real = os.path.realpath(path) if self.live else os.path.normpath(path)
         if self.live:
-            try:
-                dev = os.stat(real).st_dev
-            except OSError:
-                dev = None
+            if dev is None:
+                try:
+                    dev = os.stat(real).st_dev
+                except OSError:
+                    dev = None
             if dev is not None:
                 majmin = '%d:%d' % (os.major(dev), os.minor(dev))
                 found = mount_for(real, [m for m in mounts if m['major_minor'] == majmin])
@@ -321,6 +326,7 @@ class _Walker(object):
         self.s = sysv
         self.layers = []
         self.seen = set()
+        self.chain = []          # the devices above the layer being walked (major:minor)
 
     def add(self, layer, depth, above, **fields):
         entry = dict(layer=depth, above=above)
@@ -329,12 +335,19 @@ class _Walker(object):
         self.layers.append(entry)
         return entry
 
-    def path(self, path, depth, above, kind='path'):
+    def path(self, path, depth, above, kind='path', dev=None):
         if depth > MAX_DEPTH:
             return
-        mount = self.s.mount_of(path)
-        self.add({'name': path, 'kind': kind}, depth, above)
+        mount = self.s.mount_of(path, dev)
+        entry = self.add({'name': path, 'kind': kind}, depth, above)
         if mount is None:
+            return
+        if kind == 'file' and (mount['major_minor'] in self.chain or (
+                self.s.live and dev is None and not os.path.exists(path))):
+            # a loop device's backing file that this machine's mounts do not show: a container whose root
+            # is that loop device sees the host's sysfs but not the host's file systems. The file
+            # system a prefix of the path names here is not the one holding the file: said, not guessed.
+            entry['unresolved'] = 'the file is not visible here (outside this mount namespace: a container?)'
             return
         self.filesystem(mount, depth + 1, path)
 
@@ -362,6 +375,13 @@ class _Walker(object):
         if majmin in self.seen or depth > MAX_DEPTH:
             return
         self.seen.add(majmin)
+        self.chain.append(majmin)
+        try:
+            self._below(node, entry, name, kind, depth)
+        finally:
+            self.chain.pop()
+
+    def _below(self, node, entry, name, kind, depth):
         part = self.s.partition(node)
         if part:
             entry['start_bytes'] = part[1]
@@ -377,7 +397,8 @@ class _Walker(object):
                 if below:
                     self.device(below, depth + 1, name)
             elif info.get('backing_file') and not info.get('deleted'):
-                self.path(info['backing_file'], depth + 1, name, kind='file')
+                backing_id = info.get('backing_id')
+                self.path(info['backing_file'], depth + 1, name, kind='file', dev=backing_id[0] if backing_id else None)
             return
         for slave in self.s.slaves(node):
             self.device(slave, depth + 1, name)

@@ -15,7 +15,12 @@ must each be refused, naming the holder (md RAID /dev/mdN, device-mapper dm-N (b
 the same before and after. Then everything is released (drbdadm down, vgchange -an, mdadm --stop) and
 dd on the same three members writes: their sha256 change (so the comparison could fail). The loop
 devices and files are removed in an `always:` section whatever happened.
+
+Between the refusals and the release, guest_layers.py resolves the layer stacks of these devices (and
+of ext4 made on the logical volume) with the guest's own Python.
 """
+
+import guest_layers
 
 SETUP = r'''
 set -eu
@@ -53,6 +58,7 @@ printf '"holders": {"md member": "%s", "lvm pv": "%s", "drbd disk": "%s"}}\n' \
 
 RELEASE = r'''
 set -u
+''' + guest_layers.UNMOUNT + r'''
 drbdadm -c /var/tmp/blh-drbd.conf down blh >&2 || true
 vgchange -q -an blhvg >&2 || true
 mdadm --stop /dev/md/blh >&2 || true
@@ -111,8 +117,8 @@ def play(guest, results):
     ]
     for i, member in enumerate(MEMBERS):
         tasks += [dd(member, 'blh_dd_%d' % i), fio(member, 'blh_fio_%d' % i)]
-    tasks += [shas('blh_after'),
-              {'name': 'release the holders', 'ansible.builtin.shell': {'cmd': RELEASE, 'executable': '/bin/sh'},
+    tasks += [shas('blh_after')] + guest_layers.tasks()
+    tasks += [{'name': 'release the holders', 'ansible.builtin.shell': {'cmd': RELEASE, 'executable': '/bin/sh'},
                'changed_when': True},
               shas('blh_released')]
     tasks += [dict(dd(member, 'blh_written_%d' % i), name='dd on the released %s' % member)
@@ -121,7 +127,7 @@ def play(guest, results):
     save = {'name': 'what the guest saw', 'delegate_to': 'localhost', 'ansible.builtin.copy': {
         'dest': str(results), 'mode': '0600', 'content': '{{ %s | to_json }}' % (
             '{"devs": blh_devs, "before": blh_before.stdout, "after": blh_after.stdout, '
-            '"released": blh_released.stdout, "written": blh_written.stdout, '
+            '"released": blh_released.stdout, "written": blh_written.stdout, "layers": blh_layers.layers, '
             '"refused": {%s}, "released_writes": {%s}}' % (
                 ', '.join('"%s": {"dd": blh_dd_%d, "fio": blh_fio_%d}' % (m, i, i) for i, m in enumerate(MEMBERS)),
                 ', '.join('"%s": blh_written_%d' % (m, i) for i, m in enumerate(MEMBERS))))}}

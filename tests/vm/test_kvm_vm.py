@@ -29,7 +29,9 @@ What happens, all for real:
   machine's kernel cannot make (guard_holders.py): an md mirror, an LVM volume and a DRBD device that
   is up, on loop devices in the guest; benchlab.bench.dd and benchlab.bench.fio are refused on their
   members naming the holder, the members' and the array's / volume's bytes unchanged, and write
-  once the holders are released;
+  once the holders are released; before the release, the layer resolver on the guest's Python
+  (guest_layers.py, benchlab.bench.observe in check mode) resolves a directory on ext4 on the LVM
+  volume, the md mirror and the DRBD device down to their loop devices, backing files and vda;
 - the role tears both guests and the routed network down; the bridge is the test's, not the
   role's: it must still be there afterwards, then the test removes it (on a failure it dies with
   the lab's network namespace). The test checks nothing is left.
@@ -49,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / '.collections'))  # the analysis' own overlap measure
 
 import guard_holders  # noqa: E402  pylint: disable=wrong-import-position
+import guest_layers  # noqa: E402  pylint: disable=wrong-import-position
 import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 import vmlab  # noqa: E402  pylint: disable=wrong-import-position
@@ -157,6 +160,16 @@ def check_guest_records(records, version):
     dd = [r for r in records if r['host'] == GUEST and r['tool'] == 'dd']
     assert sorted(r['test'] for r in dd) == ['copy', 'read', 'write'], dd
     assert all(r['labels']['cell'] == 'guest' and r['metrics']['throughput']['value'] > 0 for r in dd)
+    # each observed in the guest (its own sampler, the guest's /proc and sysfs): /var/tmp down to vda
+    for rec in dd:
+        obs = rec.get('observed') or {}
+        stack = [(l['kind'], l['name'], l['above']) for l in obs.get('stack', [])]
+        assert stack and stack[0][0] in ('path', 'file') and ('disk', 'vda', '/') in stack, (rec['test'], stack)
+        assert ('filesystem', '/', stack[0][1]) in stack, (rec['test'], stack)
+        assert obs['cpu']['cores'] == 1 and not [m for m in obs['missing'] if m['source'] == '/proc/stat'], obs
+    write = [r for r in dd if r['test'] == 'write'][0]
+    vda = [d for d in write['observed']['devices'] if d['name'] == 'vda']
+    assert vda and vda[0]['write_bytes'] >= write['metrics']['bytes']['value'], write['observed']['devices']
     host = [r for r in records if r.get('host') == 'localhost' and r['tool'] == 'dd']
     assert host and all(r['labels']['platform'] == 'host' for r in host)
 
@@ -222,8 +235,9 @@ def test_a_routed_and_a_bridged_guest_are_provisioned_benchmarked_and_removed(tm
         guard = vmlab.timed_playbook(lab, env, guard_inv, tmp_path, 'guard',
                                      guard_holders.play(GUEST, tmp_path / 'guard.json'), timings, timeout=900)
         assert guard.returncode == 0, guard.stdout[-8000:]
-        figures.update(('guard %s' % k, v) for k, v in guard_holders.check(
-            json.loads((tmp_path / 'guard.json').read_text())).items() if k == 'refused')
+        seen = json.loads((tmp_path / 'guard.json').read_text())
+        figures.update(('guard %s' % k, v) for k, v in guard_holders.check(seen).items() if k == 'refused')
+        figures.update(guest_layers.check(seen['layers'], seen['devs']))
 
         down = vmlab.timed_playbook(lab, env, inv, tmp_path, 'down', tmp_path / 'down.yml', timings, timeout=600)
         assert down.returncode == 0, down.stdout[-4000:]

@@ -226,6 +226,21 @@ def test_a_loop_over_a_deleted_file_stops_there(tree):
     assert brief(layers) == [(0, 'loop', 'loop3', None)] and layers[0]['backing_file'] == '/var/tmp/gone.img'
 
 
+def test_a_containers_root_on_a_loop_device_whose_image_it_cannot_see(tree):
+    """An LXC guest on loop storage (roles/local_lab): its root is ext4 on loop0 over an image on the
+    host; the container sees the host's sysfs but only its own mounts. The image's path, looked up in
+    them, would land on the container's root, which is loop0 itself: the walk says it cannot see the
+    file's file system instead of naming a wrong one."""
+    tree.loop('loop0', '7:0', '/var/lib/benchlab/lab/bl-g1.img', sectors=1 << 21)
+    tree.disk('vda', '254:0')
+    tree.mount('7:0', '/dev/loop0', '/')
+    layers = tree.stack('/var/tmp')
+    assert brief(layers) == [(0, 'path', '/var/tmp', None), (1, 'filesystem', '/', '/var/tmp'),
+                             (2, 'loop', 'loop0', '/'), (3, 'file', '/var/lib/benchlab/lab/bl-g1.img', 'loop0')]
+    assert 'not visible here' in layers[3]['unresolved']
+    assert [l['name'] for l in block_layers(layers)] == ['loop0']
+
+
 def test_a_cycle_or_an_unknown_device_ends_the_walk(tree):
     tree.loop('loop0', '7:0', '/dev/loop1')
     tree.loop('loop1', '7:1', '/dev/loop0')

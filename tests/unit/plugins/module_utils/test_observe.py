@@ -20,6 +20,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils import observe
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
     Observer, limited_by, parse_cpu_stat, parse_diskstats, parse_meminfo_keys, parse_net_dev, parse_pid_io,
     parse_pid_stat, parse_pressure, parse_schedstat, parse_tc_rates, series, summarize, virtualised_sources)
+from ansible_collections.benchlab.bench.plugins.module_utils.layers import block_layers
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'observe'
@@ -182,6 +183,80 @@ def test_observer_names_what_an_lxcfs_container_hides(tmp_path):
     obs = Observer(0, layers, root=str(root))
     obs.start()
     assert ('/proc/pressure', None) in [(m['source'], m.get('what')) for m in obs.stop()[0]['missing']]
+
+
+# ---- the TCG guest's capture (Debian 12 cloud kernel, 1 vCPU, tests/unit/fixtures/observe/README.md) ---------
+
+TCG = 'tcg-dd-ext4-on-lvm-on-loop'
+TCG_BYTES = 16 * MiB
+
+
+def tcg_stack():
+    """The layer stack of the path dd wrote, as the resolver gave it live in the same guest
+    (tests/unit/fixtures/layers/tcg-guest.json, captured right after this window)."""
+    layers = json.loads((FIXTURES.parent / 'layers' / 'tcg-guest.json').read_text())['meta']['stacks']
+    return layers[meta(TCG)['path']]
+
+
+def test_the_tcg_guests_files_parse():
+    m = meta(TCG)
+    assert m['rc'] == 0 and m['missing'] == [] and m['kernel'] == '6.1.0-50-cloud-amd64'
+    assert m['path_st_dev'] == '252:0'                      # the path is on the LVM volume (dm-0)
+    for which in ('before', 'after'):
+        d = FIXTURES / TCG / which
+        disks = parse_diskstats((d / 'diskstats').read_text())
+        assert {'vda', 'vdb', 'vdb1', 'loop3', 'dm-0', 'md127', 'drbd90'} <= set(disks)
+        assert sorted(parse_cpu_stat((d / 'stat').read_text())) == ['cpu', 'cpu0']    # -smp 1
+        assert set(parse_meminfo_keys((d / 'meminfo').read_text())) == {'Dirty', 'Writeback', 'Cached'}
+        assert sorted(parse_net_dev((d / 'net_dev').read_text())) == ['eth0', 'lo']
+        for r in ('cpu', 'io', 'memory'):                   # this kernel has PSI, and it is on
+            assert set(parse_pressure((d / ('pressure_%s' % r)).read_text())) == {'some', 'full'}
+    io = parse_pid_io(text(TCG, 'tool.io'))
+    assert io['wchar'] == TCG_BYTES and io['write_bytes'] == TCG_BYTES
+    assert parse_pid_stat(text(TCG, 'tool.stat'))['state'] == 'Z'
+
+
+def test_the_tcg_guests_bytes_reached_every_layer_down_to_the_virtio_disk():
+    m = meta(TCG)
+    layers = tcg_stack()
+    devices = [l['name'] for l in block_layers(layers)]
+    assert devices == ['dm-0', 'loop3', 'vda']
+    samples = [sample(TCG, 'before', 0.0, devices), sample(TCG, 'after', m['window_s'], devices)]
+    totals = tool_totals(TCG)
+    samples[0]['tool'], samples[1]['tool'] = 0, totals['cpu_ticks']
+    obs, _ser = summarize(samples, layers, 1.0, m['clk_tck'], tool=totals)
+    got = dict((d['name'], (d['kind'], d['layer'], d['write_bytes'])) for d in obs['devices'])
+    assert [got[n][:2] for n in devices] == [('dm', 2), ('loop', 3), ('disk', 6)]
+    # dd's 16 MiB (fdatasync) through ext4 on the volume, the loop device under it and the virtio disk
+    # under its image file: each received them, plus a little journal and meta-data
+    for name in devices:
+        assert TCG_BYTES <= got[name][2] < TCG_BYTES + MiB, (name, got[name])
+    assert obs['cpu']['cores'] == 1 and obs['tool']['write_bytes'] == TCG_BYTES
+    # md and DRBD are in diskstats too but not under the path: not watched
+    assert 'md127' not in got and 'drbd90' not in got
+
+
+def test_the_lxc_loop_guests_bytes_reached_its_loop_device():
+    """The LXC container on loop storage (tests/unit/fixtures/layers/README.md): its /proc/diskstats is
+    the host's, so the loop device under its root shows dd's bytes; below it nothing is watched (the
+    stack stops at the image the container cannot see) and the stack says why."""
+    cap = 'lxc-loop-dd'
+    m = meta(cap)
+    assert m['rc'] == 0 and m['missing'] == [] and m['path_st_dev'] == '7:1'
+    layers = json.loads((FIXTURES.parent / 'layers' / 'lxc-loop-guest.json').read_text())['meta']['stacks']['/var/tmp']
+    devices = [l['name'] for l in block_layers(layers)]
+    assert devices == ['loop1']
+    samples = [sample(cap, 'before', 0.0, devices), sample(cap, 'after', m['window_s'], devices)]
+    totals = tool_totals(cap)
+    samples[0]['tool'], samples[1]['tool'] = 0, totals['cpu_ticks']
+    obs, _ser = summarize(samples, layers, 1.0, m['clk_tck'], tool=totals)
+    assert [(d['name'], d['kind'], d['layer']) for d in obs['devices']] == [('loop1', 'loop', 2)]
+    # dd's 16 MiB and more: the root file system had been unpacked into the image right before (its
+    # dirty pages and journal went out in the same window, 24.6 MiB in all)
+    assert obs['devices'][0]['write_bytes'] >= TCG_BYTES and obs['devices'][0]['write_ios'] > 0, obs['devices']
+    assert obs['tool']['write_bytes'] == TCG_BYTES
+    assert [l.get('unresolved', '')[:28] for l in obs['stack'] if l['kind'] == 'file'] == ['the file is not visible here']
+    assert sorted(parse_cpu_stat(text(cap, 'before/stat'))) == ['cpu', 'cpu0', 'cpu1']    # no lxcfs: the host's
 
 
 def test_series_merges_intervals_exactly():
