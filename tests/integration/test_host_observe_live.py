@@ -11,7 +11,6 @@ The root file system comes from the lab's cache (/var/cache/benchlab)."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, REPO, load_run, run, run_dirs
+from conftest import BIN, REPO, load_run, needs_lab, run, run_dirs, teardown_lab_prefix
 
 sys.path.insert(0, str(REPO / 'tests' / 'utils'))
 from bl_lab_state import lab_is_gone  # noqa: E402
@@ -44,15 +43,11 @@ MATRIX = {
     'benchmarks': [{'name': 'dd-write', 'tool': 'dd', 'params': {'test': 'write', 'size': '192M', 'bs': '1M'}}],
 }
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which('lxc-start') or not shutil.which('mmdebstrap'),
-    reason='the local lab needs root, lxc and mmdebstrap')
+pytestmark = needs_lab
 
 
 def teardown_lab(env):
-    proc = run([BIN / 'ansible-playbook', 'playbooks/teardown.yml', '-i', 'inventories/local',
-                '-e', 'local_lab_prefix=%s' % PREFIX], env)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    teardown_lab_prefix(env, PREFIX)
 
 
 @pytest.fixture
