@@ -379,7 +379,8 @@ class ActionModule(TargetModuleAction):
             res = self._target_python_check(self._execute_module(module_name=phase['module'], module_args=margs,
                                                                  task_vars=self._vars), self._vars)
             series = res.get('bench_observed') if isinstance(res.get('bench_observed'), dict) else {}
-            if series and all([self._store_series(k, v) for k, v in sorted(series.items())]):
+            stored = [self._store_series(k, v) for k, v in sorted(series.items())]    # each one, not the first only
+            if series and all(stored):
                 res.pop('bench_observed')
             return self._phase_result(phase, res, args)
         if phase.get('at') == 'start' and not self._task.check_mode:

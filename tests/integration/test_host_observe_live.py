@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -66,7 +65,7 @@ def hogs():
     procs = []
 
     def start():
-        for _ in range(os.cpu_count() or 1):
+        for _core in range(os.cpu_count() or 1):
             procs.append(subprocess.Popen([sys.executable, '-c', 'while True: pass']))
     try:
         yield start

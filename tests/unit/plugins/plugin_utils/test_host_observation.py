@@ -43,8 +43,8 @@ def test_a_guest_gets_an_observer_on_its_host_before_and_after_each_run():
     assert [len(b['hosts']['h1']['runs']) for b in batches] == [1, 1]      # a run with phases is alone
     phases = dict((p['name'], p) for p in batches[0]['hosts']['h1']['phases'])
     start, stop = phases['observe@hv'], phases['observed@hv']
-    assert (start['at'], start['host'], start['module'], start['observes']) == ('start', 'hv', 'benchlab.bench.observe',
-                                                                               'hypervisor')
+    expected = ('start', 'hv', 'benchlab.bench.observe', 'hypervisor')
+    assert (start['at'], start['host'], start['module'], start['observes']) == expected
     assert start['args'] == {'paths': ['/var/lib/benchlab/bl/bl-g2.img'], 'guest': {'kind': 'lxc', 'name': 'bl-g2'},
                              'state': 'started', 'interval_s': 1.0, 'max_s': 960}
     assert stop['at'] == 'after' and stop['args'] == {'state': 'stopped'} and stop['ignore_errors'] is True
@@ -92,8 +92,8 @@ def test_the_stop_is_cut_to_the_targets_window_and_carries_the_owner():
     assert observer_args(stop, {'state': 'stopped', 'id': '/x'}, run, held, 'run-1') == {
         'state': 'stopped', 'id': '/x', 'run_id': 'run-1', 'run_key': 'k1', 'since': 1000.0, 'until': 1002.0}
     start = dict(stop, at='start')
-    assert observer_args(start, {'state': 'started'}, run, held, 'run-1') == {'state': 'started', 'run_id': 'run-1',
-                                                                               'run_key': 'k1'}
+    expected = {'state': 'started', 'run_id': 'run-1', 'run_key': 'k1'}
+    assert observer_args(start, {'state': 'started'}, run, held, 'run-1') == expected
 
 
 def _host_obs(busy=40.0, guest=20.0, kthreads=5.0, devices=None, window_s=2.0):
