@@ -22,6 +22,7 @@ import json
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import time
 
@@ -34,7 +35,8 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_d
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    Outcome, by_name, failed_run, phase_args, phase_run_args, records_of, run_guards, run_title, stamp)
+    Outcome, amend_records, by_name, failed_run, local_observers, observer_args, phase_args, phase_run_args, records_of, run_guards,
+    run_title, stamp)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import record_problems
 
@@ -50,6 +52,8 @@ ARGSPEC = dict(
     guards=dict(type='dict'),
     run_id=dict(type='str'),
     run_key=dict(type='str', no_log=False),
+    held=dict(type='list', elements='dict'),
+    amend=dict(type='bool', default=False),
 )
 # The waiter: returns when the batch's spool (its argv[2]) has whole new lines after byte argv[3],
 # when the async job's results file (argv[1]) says it finished, or after argv[4] seconds; it looks
@@ -131,10 +135,12 @@ class ActionModule(TargetModuleAction):
         ActionBase.run(self, tmp, task_vars)  # not NormalAction.run: this task's module is the tool's
         _valid, args = self.validate_argument_spec(argument_spec=ARGSPEC,
                                                    mutually_exclusive=[('run', 'runs'), ('runs', 'phase')],
-                                                   required_one_of=[('run', 'runs', 'phase')])
+                                                   required_one_of=[('run', 'runs', 'phase', 'amend')])
         self._vars = task_vars or {}
         self._session = current_run()
         self._ppid = os.getppid()
+        if args.get('amend'):
+            return self._amend(args)
         if args.get('phase'):
             return self._phase(args['phase'], args)
         runs = args.get('runs') or [dict(args['run'], key=args['run'].get('key') or args.get('run_key'))]
@@ -152,9 +158,16 @@ class ActionModule(TargetModuleAction):
         except RunArgsError as e:
             raise AnsibleActionFail(str(e))
         run_id = args.get('run_id') or self._session.get('run_id')
-        outcome = Outcome(runs, run_id, store=self._store, announce=self._announce, store_series=self._store_series)
+        # a run observed on the hosts below it: its records wait for what they saw (held: stored with
+        # observed.host by the amend task after the phases, or by the report callback at the end)
+        held = any(ph.get('observes') for run in runs for ph in run.get('phases') or [])
+        outcome = Outcome(runs, run_id, store=None if held else self._store, announce=self._announce,
+                          store_series=self._store_series)
         module = 'benchlab.bench.%s' % runs[0]['tool']
-        if self._task.check_mode or (len(runs) == 1 and not runs[0].get('async_s') and not runs[0].get('timeout_s')):
+        # a held run runs in the background too: stopped with the playbook, its observers are stopped as well
+        self._observers = local_observers(results, self._vars.get('hostvars') or {}) if held else []
+        if self._task.check_mode or (len(runs) == 1 and not runs[0].get('async_s') and not runs[0].get('timeout_s')
+                                     and not held):
             outcome.start(0)
             res = self._execute_module(module_name=module, module_args={'batch': {'runs': items}}, task_vars=self._vars)
             outcome.finish_all(self._target_python_check(res, self._vars))
@@ -163,6 +176,8 @@ class ActionModule(TargetModuleAction):
         cleaned = [self._cleanup(run, run_id) for run, res in zip(runs, outcome.results)
                    if res and res.get('failed') and not self._task.check_mode and run_id and run.get('key')]
         result = outcome.result()
+        if held:
+            result['bench_results_held'] = True
         if cleaned:
             result['bench_cleanup'] = cleaned
         if len(outcome.records) == 1:
@@ -207,6 +222,7 @@ class ActionModule(TargetModuleAction):
             for sig in previous:   # a second signal must not cut the stop short
                 signal.signal(sig, signal.SIG_IGN)
             self._stop_batch(spool, batch, started)
+            self._stop_observers()
             raise SystemExit(1)
         finally:
             _parent_death_signal(0)
@@ -265,6 +281,14 @@ class ActionModule(TargetModuleAction):
             interp = shlex.split((started.get('benchlab_interpreter') or '/usr/bin/python3').lstrip('#!').strip())
             argv = interp + ['-c', STOPPER, str(batch['pid']), str(batch['pid_start'])]
             self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
+
+    def _stop_observers(self):
+        """The playbook is stopped while a run observed on this machine ran: its samplers (started by
+        this run's start phases on a host reached without SSH, this controller) are stopped by their
+        recorded pid while it still has its recorded start time. One on another host ends at its own
+        limit (the run's time limit and a minute)."""
+        for pid, start in self._observers:
+            subprocess.run([sys.executable, '-c', STOPPER, str(pid), str(start)], check=False, timeout=30)
 
     def _forget(self, results_file):
         """Remove the async job's results file (this job's, by its exact path)."""
@@ -349,12 +373,31 @@ class ActionModule(TargetModuleAction):
         if margs is None:
             return dict(changed=False, skipped=True, msg='%s: an earlier phase it needs did not run' % phase['name'])
         margs = benchmark_args(phase['module'], margs)
+        if phase.get('observes'):   # its sampler runs on by itself: the module returns at once
+            margs = observer_args(phase, margs, args.get('run') or {}, args.get('held') or [],
+                                  args.get('run_id') or self._session.get('run_id'))
+            res = self._target_python_check(self._execute_module(module_name=phase['module'], module_args=margs,
+                                                                 task_vars=self._vars), self._vars)
+            series = res.get('bench_observed') if isinstance(res.get('bench_observed'), dict) else {}
+            stored = [self._store_series(k, v) for k, v in sorted(series.items())]    # each one, not the first only
+            if series and all(stored):
+                res.pop('bench_observed')
+            return self._phase_result(phase, res, args)
         if phase.get('at') == 'start' and not self._task.check_mode:
             res = self._start(phase['module'], margs, int(phase.get('async_s') or 3600))
         else:
             res = self._target_python_check(self._execute_module(module_name=phase['module'], module_args=margs,
                                                                  task_vars=self._vars), self._vars)
         return self._phase_result(phase, res, args)
+
+    def _amend(self, args):
+        """The held records of a run observed on the hosts below it, with what those saw (the after
+        phases' results in done), stored now."""
+        run = args.get('run') or {}
+        records = amend_records(args.get('held') or [], run, args.get('done') or [],
+                                self._task.delegate_to or self._vars.get('inventory_hostname'))
+        records = stamp(records, run, args.get('run_id') or self._session.get('run_id'))
+        return dict(changed=False, bench_results=records, bench_results_stored=[self._store(r) for r in records])
 
     def _collect(self, phase, started, args):
         """The result of a phase started in the background (its records), waiting for it to end."""
@@ -381,7 +424,7 @@ class ActionModule(TargetModuleAction):
         msg = '%s on %s: %s' % (phase['name'], self._task.delegate_to or self._vars.get('inventory_hostname'), res.get('msg'))
         if phase.get('ignore_errors') or phase.get('at') == 'after':
             res = dict(res, failed=False, phase_failed=True, msg=msg)
-            if phase.get('at') == 'after' and run:
+            if phase.get('at') == 'after' and run and not phase.get('observes'):   # an observer's is not the run's
                 res['bench_failed_runs'] = [failed_run(run, msg)]
         elif run:   # the run cannot take place: it failed, with this phase's reason
             res = dict(res, msg=msg, bench_failed_runs=[failed_run(run, msg)])

@@ -209,6 +209,11 @@ def _canonical(record):
     return json.dumps(record, sort_keys=True)
 
 
+def _unamended(record):
+    """A record's identity before the run path added what the hosts below it saw (observed)."""
+    return _canonical(dict((k, v) for k, v in record.items() if k != 'observed'))
+
+
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = 'notification'
@@ -218,6 +223,7 @@ class CallbackModule(CallbackBase):
     def __init__(self, *args, **kwargs):
         super(CallbackModule, self).__init__(*args, **kwargs)
         self.records = []
+        self._held_records = {}    # records of a run observed on the hosts below it, until amended
         self.invalid = []
         self.failed = []
         self.sysinfo = {}
@@ -402,9 +408,26 @@ class CallbackModule(CallbackBase):
                 self._display.warning('benchlab.bench.report: invalid record from %s: %s' % (
                     printable(host), printable('; '.join(errors))))
                 continue
+            if res.get('bench_results_held'):   # stored with what the hosts below saw (the amend task)
+                self._held_records[_unamended(kept)] = kept
+                continue
+            self._held_records.pop(_unamended(kept), None)
             self.records.append(kept)
             if not (i < len(stored) and stored[i] is True):
                 self._append('results.jsonl', kept)
+
+    def _release_held(self):
+        """Held records whose amended copy never came (the playbook stopped between the run and its
+        observers' after phases): they were measured, so they count, as they are."""
+        if not self._held_records:
+            return
+        self._adopt_stored()    # an amended copy the run path stored whose task never came back
+        for rec in self.records:
+            self._held_records.pop(_unamended(rec), None)
+        for rec in self._held_records.values():
+            self.records.append(rec)
+            self._append('results.jsonl', rec)
+        self._held_records = {}
 
     def _keep_series(self, res):
         """The observed time series a benchmark module returned (bench_observed {id: series}) go to
@@ -705,6 +728,7 @@ class CallbackModule(CallbackBase):
         if self.dry_run is not None:
             return self.write_dry_run()
         self.reported = True
+        self._release_held()
         self._flush()  # appends that failed earlier: one more try
         if status == 'interrupted' and self.plan and self._jsonl_offset is not None:
             try:   # no worker appends a record after the report has read them (held until this process ends)

@@ -25,8 +25,9 @@ options:
     required: true
   hostvars:
     description:
-      - The inventory's C(hostvars) (only C(bench_hypervisor_host), C(bench_contention), C(drbd_resources) and the
-        C(drbd_wait_*) variables are read).
+      - The inventory's C(hostvars) (only C(bench_hypervisor_host), C(bench_hypervisor_disk), C(bench_hypervisor_guest),
+        C(bench_contention), C(drbd_resources), C(drbd_node_name) and the C(drbd_wait_*) variables are read; a
+        DRBD host's peers are looked up by their node names).
     type: dict
     required: true
   gate:
@@ -78,6 +79,13 @@ def _known(runs, hostvars):
         except KeyError:  # a host outside the inventory holds only itself
             continue
         known[h] = dict((k, v.get(k)) for k in HOST_VARS)
+    # a DRBD host's peers the inventory names (their observers: plugin_utils/runpath.py drbd_peers)
+    for v in list(known.values()):
+        for res in v.get('drbd_resources') or []:
+            for node in (res.get('nodes') or []) if isinstance(res, dict) else []:
+                name = node.get('name') if isinstance(node, dict) else None
+                if isinstance(name, str) and name not in known and name in hostvars:
+                    known[name] = {}
     return known
 
 

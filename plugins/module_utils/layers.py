@@ -442,6 +442,22 @@ def layer_stack(target, root='/', sysv=None):
     return path_stack(target, sysv=s)
 
 
+def image_stack(path, root='/', sysv=None):
+    """The layers of a guest's disk image on its host: for a file that backs loop devices (the local
+    lab's image), each such loop device's stack (the loop, the file, its file system, the disks under
+    it); else layer_stack(path) (an image directory, a block device, a container's private area)."""
+    s = sysv or Sys(root)
+    fid = s.file_id(path)
+    out = []
+    if fid is not None:
+        for node, info in s.loops():
+            if info.get('backing_id') == fid:
+                majmin = s.majmin_of_node(node)
+                if majmin:
+                    out.extend(device_stack(majmin.strip(), sysv=s))
+    return out or layer_stack(path, sysv=s)
+
+
 def block_layers(layers):
     """The layers that are block devices (those /proc/diskstats counts), in stack order, each once."""
     out, seen = [], set()

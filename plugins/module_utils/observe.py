@@ -216,6 +216,17 @@ def tree_ticks(pid, proc='/proc'):
     return total
 
 
+def kthread_ticks(proc='/proc'):
+    """CPU ticks (utime + stime) of the machine's kernel threads now (kthreadd's children: loop and
+    DRBD workers, kworkers doing writeback, jbd2, vhost); a thread that exited takes its ticks along."""
+    total = 0
+    for child in (_read(os.path.join(proc, '2', 'task', '2', 'children')) or '').split():
+        st = parse_pid_stat(_read(os.path.join(proc, child, 'stat'))) if child.isdigit() else None
+        if st is not None:
+            total += st['utime'] + st['stime']
+    return total
+
+
 def _listdir(path):
     try:
         return os.listdir(path)
@@ -332,12 +343,14 @@ class Observer(object):
     interfaces: the network interfaces in the path; link_rates: {interface: shaping rate in Mbit/s}."""
 
     def __init__(self, interval_s=DEFAULT_INTERVAL_S, layers=None, interfaces=(), link_rates=None, root='/',
-                 clock=time.monotonic):
+                 clock=time.monotonic, guest_cgroup=None, kernel_threads=False):
         self.interval = float(interval_s)
         self.layers = list(layers or [])
         self.devices = [l['name'] for l in block_layers(self.layers)]
         self.interfaces = list(interfaces or ())
         self.link_rates = dict(link_rates or {})
+        self.guest_cgroup = guest_cgroup    # a guest's CPU cgroup directory (on its host), or None
+        self.kernel_threads = kernel_threads    # a host below a run: its kernel threads' CPU (the layers' work)
         self.sys = Sys(root)
         self.clock = clock
         self.samples = []
@@ -355,7 +368,7 @@ class Observer(object):
     def snapshot(self):
         cpu0 = _thread_cpu()
         s = self.sys
-        snap = {'t': self.clock()}
+        snap = {'t': self.clock(), 'wall': round(time.time(), 3)}
         snap['disk'] = parse_diskstats(_read(s.proc('diskstats')), set(self.devices))
         snap['cpu'] = parse_cpu_stat(_read(s.proc('stat')))
         snap['mem'] = parse_meminfo_keys(_read(s.proc('meminfo')))
@@ -363,6 +376,10 @@ class Observer(object):
         snap['net'] = parse_net_dev(_read(s.proc('net', 'dev')), set(self.interfaces)) if self.interfaces else {}
         if self.pid is not None:
             snap['tool'] = tree_ticks(self.pid, s.procfs)
+        if self.guest_cgroup:
+            snap['guest_ns'] = cgroup_cpu_ns(self.guest_cgroup)
+        if self.kernel_threads:
+            snap['kthreads'] = kthread_ticks(s.procfs)
         self.own_cpu_s += _thread_cpu() - cpu0
         return snap
 
@@ -506,6 +523,8 @@ def summarize(samples, layers, interval_s, ticks=100, tool=None, peaks=None, int
             _track_peaks(peaks, a, b, ticks)
     obs = {'interval_s': interval_s, 'samples': len(samples), 'window_s': round(window, 3),
            'stack': [dict((k, v) for k, v in l.items()) for l in layers]}
+    if first.get('wall') is not None:
+        obs['wall_start'] = first['wall']     # when the window began (Unix time): a host's sampler is cut to it
     obs['devices'] = _devices(first, last, window, layers, peaks)
     obs['cpu'] = _cpu(first, last, window, ticks, tool, peaks)
     if tool and tool.get('io'):
@@ -562,6 +581,17 @@ def _cpu(first, last, window, ticks, tool, peaks):
         out['tool_cpu_pct'] = _r((last['tool'] - first['tool']) / float(ticks) / window * 100.0)
     if 'tool' in peaks:
         out['tool_cpu_pct_max'] = _r(peaks['tool'])
+    if a and b and first.get('guest_ns') is not None and last.get('guest_ns') is not None:
+        # a host's observation: the CPU its guest's own cgroup used (its processes, or its VM's
+        # threads), in seconds and of all cores (comparable with busy_pct_mean)
+        guest_s = max(0, last['guest_ns'] - first['guest_ns']) / 1e9
+        out['guest_cpu_s'] = round(guest_s, 3)
+        out['guest_pct'] = _r(min(100.0, 100.0 * guest_s / (window * (out.get('cores') or 1))))
+    if a and b and first.get('kthreads') is not None and last.get('kthreads') is not None:
+        # a host's observation: its kernel threads' CPU (the layers' work: loop, DRBD, writeback)
+        k_s = max(0, last['kthreads'] - first['kthreads']) / float(ticks)
+        out['kthread_cpu_s'] = round(k_s, 3)
+        out['kthread_pct'] = _r(min(100.0, 100.0 * k_s / (window * (out.get('cores') or 1))))
     return out
 
 
@@ -726,7 +756,8 @@ def sampler_loop(workdir, state, clock=time.monotonic, wall=time.time):
     import json
     import signal
     obs = Observer(state['interval_s'], state.get('layers'), interfaces=state.get('interfaces'),
-                   link_rates=state.get('link_rates'))
+                   link_rates=state.get('link_rates'), guest_cgroup=(state.get('guest') or {}).get('cgroup'),
+                   kernel_threads=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
     if state.get('start_at'):
@@ -756,6 +787,20 @@ def read_samples(workdir):
     return out
 
 
+def crop_samples(samples, since=None, until=None):
+    """The samples that bracket the window [since, until] (Unix times; another machine's window, such
+    as a guest's run): the last one taken at or before `since`, every one inside, the first one at or
+    after `until`. Samples without a wall time, or no bounds: all of them."""
+    if not samples or any(s.get('wall') is None for s in samples):
+        return list(samples)
+    lo, hi = 0, len(samples) - 1
+    if since is not None:
+        lo = max([i for i, s in enumerate(samples) if s['wall'] <= since] or [0])
+    if until is not None:
+        hi = min([i for i, s in enumerate(samples) if s['wall'] >= until] or [len(samples) - 1])
+    return samples[lo:hi + 1] if hi > lo else []
+
+
 def summarize_samples(samples, state, sysfs='/sys'):
     """(observed, series) of a detached sampler's window, or (None, None) with fewer than two samples."""
     if len(samples) < 2:
@@ -764,6 +809,45 @@ def summarize_samples(samples, state, sysfs='/sys'):
     return summarize(samples, state.get('layers') or [], state['interval_s'], ticks,
                      interfaces=state.get('interfaces') or (), link_rates=state.get('link_rates'),
                      missing=state.get('missing'), observer_cpu_s=samples[-1].get('observer_cpu_s'), sysfs=sysfs)
+
+
+def cgroup_cpu_ns(directory):
+    """The CPU time (ns) a cgroup's processes used: cgroup v2 cpu.stat usage_usec, v1 cpuacct.usage;
+    None when neither is readable."""
+    text = _read(os.path.join(directory, 'cpu.stat'))
+    for line in (text or '').splitlines():
+        if line.startswith('usage_usec '):
+            return int(line.split()[1]) * 1000
+    text = (_read(os.path.join(directory, 'cpuacct.usage')) or '').strip()
+    return int(text) if text.isdigit() else None
+
+
+def cgroup_of_pid(pid, proc='/proc', cgroupfs='/sys/fs/cgroup'):
+    """The directory of the CPU cgroup a process is in (/proc/<pid>/cgroup): v1's cpuacct hierarchy
+    where mounted, else the v2 one; None when it cannot be read."""
+    text = _read(os.path.join(proc, str(int(pid)), 'cgroup'))
+    v1, v2 = None, None
+    for line in (text or '').splitlines():
+        parts = line.split(':', 2)
+        if len(parts) != 3:
+            continue
+        if parts[2].strip('/') == '':
+            continue    # the root cgroup: the whole machine, not a guest of its own
+        if parts[0] == '0' and parts[1] == '':
+            v2 = parts[2]
+        elif 'cpuacct' in parts[1].split(','):
+            v1 = (parts[1], parts[2])
+    if v1 is not None:
+        for mount in (v1[0], 'cpuacct', 'cpu,cpuacct'):
+            d = os.path.join(cgroupfs, mount, v1[1].lstrip('/'))
+            if os.path.exists(os.path.join(d, 'cpuacct.usage')):
+                return d
+    if v2 is not None:
+        for base in (cgroupfs, os.path.join(cgroupfs, 'unified')):
+            d = os.path.join(base, v2.lstrip('/'))
+            if os.path.exists(os.path.join(d, 'cpu.stat')):
+                return d
+    return None
 
 
 def target_layers(target, root='/'):

@@ -34,12 +34,20 @@ options:
     required: true
   paths:
     description:
-      - Paths or block devices whose layer stacks are watched (with O(state=started)).
+      - Paths or block devices whose layer stacks are watched (with O(state=started)). With O(guest), a file
+        that backs loop devices (a guest's disk image) is watched from each such loop device down.
     type: list
     elements: path
     default: []
   interfaces:
     description: Network interfaces to watch (bytes, packets, drops), such as a DRBD replication link.
+    type: list
+    elements: str
+    default: []
+  toward:
+    description:
+      - Addresses whose route is watched too (the interface the kernel sends to each from, such as a DRBD
+        peer's replication address), added to O(interfaces).
     type: list
     elements: str
     default: []
@@ -73,6 +81,34 @@ options:
     description: Keep the state directory (its samples) after the stop.
     type: bool
     default: false
+  guest:
+    description:
+      - The guest this machine holds, with O(state=started). The CPU its own cgroup uses is sampled with the
+        rest, so that the summary tells the guest's share of the host's CPU (C(cpu.guest_pct), C(cpu.guest_cpu_s))
+        from the work that is not the guest's. C(kind=lxc) finds the container's init process with
+        C(lxc-info), C(kind=libvirt) reads the domain's pid file C(/run/libvirt/qemu/<name>.pid),
+        C(kind=pid) takes a process id; the cgroup is that process's (C(/proc/<pid>/cgroup), cgroup v1
+        cpuacct or v2 cpu.stat).
+      - A guest whose cgroup cannot be found is named in C(missing); the rest is observed all the same.
+    type: dict
+    suboptions:
+      kind:
+        description: How the guest is found.
+        type: str
+        choices: [lxc, libvirt, pid]
+        required: true
+      name:
+        description: The container's or domain's name, or the process id.
+        type: str
+        required: true
+  since:
+    description:
+      - With O(state=stopped), the start of the window to summarize (Unix time, the target's C(observed.wall_start)),
+        so that a sampler started before a run on another machine is cut to that run's window (clocks in sync).
+    type: float
+  until:
+    description: With O(state=stopped), the end of the window to summarize (Unix time).
+    type: float
 notes:
   - Reads /proc and sysfs only; root is needed for the loop devices' backing files of other users.
 attributes:
@@ -118,13 +154,24 @@ pid:
   description: The sampler's process id.
   returned: with state=started, not in check mode
   type: int
+pid_start:
+  description: The sampler's start time (/proc/<pid>/stat field 22), with which a stop makes sure it signals that process.
+  returned: with state=started, not in check mode
+  type: int
 layers:
   description: The layer stacks watched (module_utils/layers.py).
   returned: with state=started
   type: list
   elements: dict
+guest:
+  description: The guest found for O(guest) (C(kind), C(name), C(pid), C(cgroup)), or its C(error).
+  returned: with state=started and O(guest)
+  type: dict
 observed:
-  description: What the machine did in the window, in the shape of a record's C(observed) (without a tool).
+  description:
+    - What the machine did in the window, in the shape of a record's C(observed) (without a tool); with
+      O(guest) also C(guest), C(cpu.guest_cpu_s) and C(cpu.guest_pct); and C(guest_devices), the block
+      devices of the stacks of O(paths) (what holds the guest's disk).
   returned: with state=stopped, when the sampler took two samples or more
   type: dict
 bench_observed:
@@ -144,8 +191,9 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.benchlab.bench.plugins.module_utils.layers import block_layers, image_stack
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
-    STATE_FILE, Observer, read_samples, sampler_loop, summarize_samples, target_layers)
+    STATE_FILE, Observer, cgroup_of_pid, crop_samples, route_interfaces, read_samples, sampler_loop, summarize_samples, target_layers)
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
     PREFIX, create_workdir, marker_matches, proc_start_time, read_marker, remove_tree, stop_recorded, update_marker)
 
@@ -169,12 +217,52 @@ def _detach(workdir, state):
         os._exit(0)
 
 
+def find_guest(module, guest):
+    """{kind, name, pid, cgroup} of the guest, or {kind, name, error}."""
+    out = dict(kind=guest['kind'], name=guest['name'])
+    pid = None
+    if guest['kind'] == 'pid':
+        pid = guest['name']
+    elif guest['kind'] == 'libvirt':
+        path = os.path.join('/run/libvirt/qemu', os.path.basename(guest['name']) + '.pid')
+        try:
+            with open(path) as f:
+                pid = f.read().strip()
+        except (IOError, OSError) as e:
+            out['error'] = 'cannot read %s (%s)' % (path, e)
+    else:
+        lxc_info = module.get_bin_path('lxc-info')
+        if lxc_info is None:
+            out['error'] = 'lxc-info not found'
+        else:
+            rc, stdout, _err = module.run_command([lxc_info, '-n', guest['name'], '-p', '-H'])
+            pid = stdout.strip() if rc == 0 else None
+            if not pid:
+                out['error'] = 'lxc-info found no running container %s' % guest['name']
+    if pid is not None and 'error' not in out:
+        if not str(pid).isdigit():
+            out['error'] = 'not a process id: %r' % pid
+        else:
+            out['pid'] = int(pid)
+            out['cgroup'] = cgroup_of_pid(int(pid))
+            if out['cgroup'] is None:
+                out['error'] = 'process %s is in no cgroup of its own (its CPU would be the whole machine\'s)' % pid
+    return out
+
+
 def start(module, p):
     layers = []
     for path in p['paths']:
         if not os.path.exists(path):
             module.fail_json(msg='paths: %s does not exist' % path)
-        layers.extend(target_layers(path))
+        try:    # an image a loop device holds: from that loop device down
+            layers.extend(image_stack(path) if p['guest'] else target_layers(path))
+        except (OSError, ValueError):
+            pass
+    for address in p['toward']:
+        for name in route_interfaces(address):
+            if name not in p['interfaces']:
+                p['interfaces'].append(name)
     if p['interval_s'] <= 0 or p['max_s'] <= 0:
         module.fail_json(msg='interval_s and max_s must be greater than zero')
     if not os.path.isdir(p['parent']):
@@ -182,7 +270,12 @@ def start(module, p):
     probe = Observer(0, layers, interfaces=p['interfaces'])
     probe.start()
     state = {'interval_s': p['interval_s'], 'layers': layers, 'interfaces': p['interfaces'], 'link_rates': {},
-             'start_at': p['start_at'], 'max_s': p['max_s'], 'missing': probe.missing_sources()}
+             'start_at': p['start_at'], 'max_s': p['max_s'], 'missing': probe.missing_sources(),
+             'guest_devices': [l['name'] for l in block_layers(layers)]}
+    if p['guest']:
+        state['guest'] = find_guest(module, p['guest'])
+        if state['guest'].get('error'):
+            state['missing'].append({'source': 'guest cgroup', 'what': p['guest']['name'], 'why': state['guest']['error']})
     if module.check_mode:
         module.exit_json(changed=False, observe_id=os.path.join(p['parent'], '%s%s-XXXXXX' % (PREFIX, TOOL)),
                          layers=layers, missing=state['missing'])
@@ -191,8 +284,11 @@ def start(module, p):
         json.dump(state, f)
     sys.stdout.flush()
     pid = _detach(workdir, state)
-    update_marker(workdir, pgid=pid, pid_start=proc_start_time(pid))
-    module.exit_json(changed=True, observe_id=workdir, pid=pid, layers=layers, missing=state['missing'])
+    pid_start = proc_start_time(pid)
+    update_marker(workdir, pgid=pid, pid_start=pid_start)
+    extra = dict(guest=state['guest']) if 'guest' in state else {}
+    module.exit_json(changed=True, observe_id=workdir, pid=pid, pid_start=pid_start, layers=layers,
+                     missing=state['missing'], **extra)
 
 
 def stop(module, p):
@@ -214,13 +310,16 @@ def stop(module, p):
             state = json.load(f)
     except (IOError, OSError, ValueError) as e:
         module.fail_json(msg='id: %s: cannot read its state (%s)' % (workdir, e), signalled=signalled)
-    observed, series = summarize_samples(read_samples(real), state)
+    observed, series = summarize_samples(crop_samples(read_samples(real), p['since'], p['until']), state)
     if not p['keep']:
         remove_tree(real)
     result = dict(changed=True, signalled=signalled)
     if observed is not None:
         series_id = os.urandom(6).hex()
         observed['series'] = series_id
+        observed['guest_devices'] = state.get('guest_devices') or []
+        if state.get('guest'):
+            observed['guest'] = state['guest']
         result.update(observed=observed, bench_observed={series_id: series})
     else:
         result['msg'] = 'the sampler took fewer than two samples (stopped before start_at?): nothing to summarize'
@@ -232,6 +331,7 @@ def main():
         state=dict(type='str', choices=['started', 'stopped'], required=True),
         paths=dict(type='list', elements='path', default=[]),
         interfaces=dict(type='list', elements='str', default=[]),
+        toward=dict(type='list', elements='str', default=[]),
         interval_s=dict(type='float', default=1.0),
         start_at=dict(type='float'),
         max_s=dict(type='float', default=3600),
@@ -240,6 +340,10 @@ def main():
         run_id=dict(type='str', required=True),
         run_key=dict(type='str', no_log=False),
         keep=dict(type='bool', default=False),
+        guest=dict(type='dict', options=dict(kind=dict(type='str', choices=['lxc', 'libvirt', 'pid'], required=True),
+                                             name=dict(type='str', required=True))),
+        since=dict(type='float'),
+        until=dict(type='float'),
     ), supports_check_mode=True)
     p = module.params
     if p['state'] == 'started':

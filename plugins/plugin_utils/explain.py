@@ -19,7 +19,9 @@ Per run (``run_verdicts``), each with its figures:
   kept from a whole core), or all cores >= 90 % busy mostly with the tool; ``link_bound``: an interface at >= 90 % of its known speed
   or shaping rate; ``steal``: >= 5 % of the CPU time stolen;
 - ``host_busy``: the hypervisor host (``observed.host``, sampled there at the same time) >= 90 %
-  busy with work that is not the guest's, or one of its devices the guest does not use >= 90 % busy.
+  busy, at least half of it with work that is neither the guest's own cgroup nor the host's kernel
+  threads (the layers' work for it), or one of its devices >= 90 % busy with at least twice the bytes
+  the guest moved (``host_verdict``); ``host_cost``: the host's CPU per GB the tool moved.
 
 Per cell (``explain_cell``): the limiter most repetitions agree on (the record's ``limited_by``),
 the median of each figure over the runs that agree, each verdict with the number of runs it fired
@@ -172,24 +174,82 @@ def run_verdicts(rec):
     return out
 
 
+def _guest_bytes(obs, host):
+    """The bytes the guest moved to and from its disk in the window: its own first device's (what the
+    target saw), else the first block layer on the host under the guest's disk (host.guest_devices)."""
+    dev = _first_device(obs)
+    if dev is not None:
+        return dev['read_bytes'] + dev['write_bytes']
+    mine = host.get('guest_devices') or []
+    for d in host.get('devices') or []:
+        if mine and d['name'] == mine[0]:
+            return d['read_bytes'] + d['write_bytes']
+    return 0
+
+
 def host_verdict(obs):
-    """host_busy from the host's observation made at the same time (``observed.host``: its cpu
-    {busy_pct_mean, guest_pct: the guest's own share of it}, its devices, and the names of the
-    devices that hold the guest's storage, ``guest_devices``), or None."""
+    """host_busy from the host's observation made at the same time (``observed.host``), or None:
+
+    - its CPUs >= 90 % busy and at least half of that other work than the guest's: the host's busy
+      CPU less the guest's own cgroup (``cpu.guest_pct``: its processes, or its VM's threads) and less
+      the host's kernel threads (``cpu.kthread_pct``: the layers' work for the guest, such as loop
+      and DRBD workers and writeback); not judged where the guest's cgroup is unknown (a DRBD peer has
+      no guest; a guest whose cgroup could not be found is named in the host's ``missing``);
+    - one of its devices >= 90 % busy that moved at least twice the bytes the guest moved (a device
+      outside the guest's stack, ``guest_devices``, counts none of them as the guest's)."""
     host = obs.get('host') if isinstance(obs.get('host'), dict) else None
     if not host:
         return None
     cpu = host.get('cpu') or {}
-    other = (cpu.get('busy_pct_mean') or 0) - (cpu.get('guest_pct') or 0)
-    if other >= SATURATED_PCT:
-        return _verdict(HOST_BUSY, 'the host\'s CPUs %s busy with other work than this guest' % _pct(other), other,
-                        '%', host.get('name'))
+    busy, guest = cpu.get('busy_pct_mean'), cpu.get('guest_pct')
+    if busy is not None and guest is not None:
+        other = max(0.0, busy - guest - (cpu.get('kthread_pct') or 0.0))
+        if busy >= SATURATED_PCT and other >= busy / 2.0:
+            return _verdict(HOST_BUSY, 'the host\'s CPUs %s busy, %s of them with other work than this guest (its '
+                                       'own cgroup %s, kernel threads %s)' % (
+                                           _pct(busy), _pct(other), _pct(guest), _pct(cpu.get('kthread_pct') or 0.0)),
+                            other, '%', host.get('name'))
     mine = set(host.get('guest_devices') or ())
+    guest_bytes = _guest_bytes(obs, host)
     for d in host.get('devices') or []:
-        if d['name'] not in mine and (d.get('util_pct_mean') or 0) >= SATURATED_PCT:
-            return _verdict(HOST_BUSY, 'the host\'s %s %s busy with other work than this guest' % (
-                d['name'], _pct(d['util_pct_mean'])), d['util_pct_mean'], '%', d['name'])
+        moved = (d.get('read_bytes') or 0) + (d.get('write_bytes') or 0)
+        other = moved - (guest_bytes if d['name'] in mine else 0)
+        if (d.get('util_pct_mean') or 0) >= SATURATED_PCT and other >= moved / 2.0:
+            share = ', %.0f %% of its bytes' % (100.0 * other / moved) if moved else ''
+            return _verdict(HOST_BUSY, 'the host\'s %s %s busy with other work than this guest%s' % (
+                d['name'], _pct(d['util_pct_mean']), share), d['util_pct_mean'], '%', d['name'])
     return None
+
+
+def host_cost(rec, host=None):
+    """The host-side cost of the layers under a guest or a DRBD primary, per GB the tool moved, beside
+    the guest's throughput: the CPU seconds of the host's kernel threads in the window (loop and DRBD
+    workers, writeback, jbd2, vhost: ``kernel_cpu_s_per_gb``) and the host's busy CPU outside the
+    guest's own cgroup (``cpu_s_per_gb``: those and any other work; a DRBD peer, with no guest: all of
+    it). {host, role, cpu_s, kernel_cpu_s, gb, cpu_s_per_gb, kernel_cpu_s_per_gb, guest_mbs,
+    outside_guest}, or None (no host observed, or the tool's bytes unknown)."""
+    obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else {}
+    host = host if host is not None else obs.get('host')
+    if not isinstance(host, dict):
+        return None
+    cpu = host.get('cpu') or {}
+    if cpu.get('busy_pct_mean') is None or not host.get('window_s'):
+        return None
+    w = write_figures(obs)
+    r = read_figures(obs) if is_read(rec) else None
+    moved = w[0] if w else (r[0] if r else None)
+    if not moved:
+        return None
+    gb = moved / 1e9
+    busy_s = cpu['busy_pct_mean'] / 100.0 * (cpu.get('cores') or 1) * host['window_s']
+    cpu_s = max(0.0, busy_s - (cpu.get('guest_cpu_s') or 0.0))
+    window = obs.get('window_s') or host['window_s']
+    out = {'host': host.get('name'), 'role': host.get('role'), 'cpu_s': round(cpu_s, 3), 'gb': round(gb, 4),
+           'cpu_s_per_gb': round(cpu_s / gb, 3), 'guest_mbs': round(moved / 1e6 / window, 2),
+           'outside_guest': cpu.get('guest_cpu_s') is not None}
+    if cpu.get('kthread_cpu_s') is not None:
+        out.update(kernel_cpu_s=cpu['kthread_cpu_s'], kernel_cpu_s_per_gb=round(cpu['kthread_cpu_s'] / gb, 3))
+    return out
 
 
 def run_limiter(rec):
@@ -214,7 +274,7 @@ def evidence_rates(runs):
 
 # The evidence columns of results.csv (one value each per record; empty without an observation).
 CSV_COLUMNS = ('limited_by', 'limited_by_pct', 'device', 'device_util_pct', 'bytes_per_byte_written',
-               'bytes_per_byte_read', 'cpu_busy_pct', 'tool_cpu_pct', 'steal_pct', 'evidence')
+               'bytes_per_byte_read', 'cpu_busy_pct', 'tool_cpu_pct', 'steal_pct', 'evidence', 'host_cpu_s_per_gb')
 
 
 def record_figures(rec):
@@ -229,7 +289,8 @@ def record_figures(rec):
     return ('%s %s' % (lim['resource'], lim['name']) if lim else None, lim.get('figure'), dev.get('name'),
             dev.get('util_pct_mean'), round(w[2] / float(w[0]), 4) if w else None,
             round(r[2] / float(r[0]), 4) if r else None, cpu.get('busy_pct_mean'), cpu.get('tool_cpu_pct'),
-            cpu.get('steal_pct'), ' '.join(v['code'] for v in run_verdicts(rec)) or None)
+            cpu.get('steal_pct'), ' '.join(v['code'] for v in run_verdicts(rec)) or None,
+            (host_cost(rec) or {}).get('cpu_s_per_gb'))
 
 
 # ---- one cell ----------------------------------------------------------------------------------
@@ -296,9 +357,10 @@ def explain_cell(records, has_bonnie_cpu=False):
                          'runs': len(fired), 'of': len(observed)})
         flags.append({'code': code, 'message': message})
     median = _median_run(observed)
-    out = {'line': _line(limiter, written, read, per_code, len(observed)), 'limiter': limiter, 'written': written,
+    cost = cell_host_cost(observed)
+    out = {'line': _line(limiter, written, read, per_code, len(observed), cost), 'limiter': limiter, 'written': written,
            'read': read, 'verdicts': verdicts, 'observed': len(observed), 'of': len(records),
-           'median_series': median['observed'].get('series'), 'stack': stack_figures(median['observed'])}
+           'host_cost': cost, 'median_series': median['observed'].get('series'), 'stack': stack_figures(median['observed'])}
     return out, flags
 
 
@@ -312,7 +374,29 @@ def _cell_message(code, fired, figure, n):
     return '%s (%d of %d observed runs)' % (best['message'], len(fired), n)
 
 
-def _line(limiter, written, read, per_code, n):
+def cell_host_cost(records):
+    """The median host-side cost over a cell's runs with one (host_cost), with how many had it, or None."""
+    costs = [c for c in (host_cost(r) for r in records) if c]
+    if not costs:
+        return None
+    out = {'host': costs[0]['host'], 'role': costs[0]['role'], 'outside_guest': costs[0]['outside_guest'],
+           'cpu_s_per_gb': round(_median([c['cpu_s_per_gb'] for c in costs]), 3),
+           'guest_mbs': round(_median([c['guest_mbs'] for c in costs]), 2), 'runs': len(costs)}
+    kernel = [c['kernel_cpu_s_per_gb'] for c in costs if c.get('kernel_cpu_s_per_gb') is not None]
+    if kernel:
+        out['kernel_cpu_s_per_gb'] = round(_median(kernel), 3)
+    return out
+
+
+def _cost_text(cost):
+    who = 'outside the guest' if cost['outside_guest'] else 'on that host'
+    kernel = (' (%s in its kernel threads)' % _fmt(cost['kernel_cpu_s_per_gb'])
+              if cost.get('kernel_cpu_s_per_gb') is not None else '')
+    return 'host %s: %s CPU s per GB moved %s%s, guest %s MB/s' % (
+        cost['host'], _fmt(cost['cpu_s_per_gb']), who, kernel, _fmt(cost['guest_mbs'], 1))
+
+
+def _line(limiter, written, read, per_code, n, cost=None):
     parts = []
     if limiter:
         parts.append(_limiter_text(limiter))
@@ -334,6 +418,8 @@ def _line(limiter, written, read, per_code, n):
         parts.append('steal %s' % _pct(_median([v['figure'] for v in per_code[STEAL]])))
     if HOST_BUSY in per_code:
         parts.append('host busy')
+    if cost:
+        parts.append(_cost_text(cost))
     return '; '.join(parts) if parts else 'observed, no figures'
 
 

@@ -26,10 +26,14 @@ Every run goes through the action benchlab.bench.run_benchmark, in roles/bench_r
        run_args: {option: '<result key>'},                  # before: the run's module option takes it
        ignore_errors: bool,                                 # a failure is recorded, not the run's
        async_s: seconds, start_at: bool,                    # start: in the background, on the moment
-       collect: '<start phase name>', records: bool}        # after: the records of a started phase
+       collect: '<start phase name>', records: bool,        # after: the records of a started phase
+       observes: 'hypervisor' | 'drbd_peer'}                # an observer of the run on another host
 
-  An observer of the timed window on another host is the same: a ``start`` phase before the run
-  and an ``after`` phase that collects it.
+  An observer of the timed window on another host is the same (``observer_phases``): a ``start``
+  phase before the run (benchlab.bench.observe on the guest's hypervisor host, on a DRBD host's
+  peers) and an ``after`` phase that stops it, cut to the target's own window (its
+  ``observed.wall_start`` and ``window_s``). The run's records wait for it (the action returns
+  them held, ``bench_results_held``) and are stored with ``observed.host`` by ``amend_records``.
 
 A run as the path carries it is the plan's run plus its context: ``index`` (its place in the plan's
 runs), ``step`` (its schedule step), ``key`` (the stable key of its benchmark and cell, which the
@@ -55,7 +59,7 @@ BATCH_MAX_RUNS = 50
 SYNC_LIMIT_S = 900
 PHASE_AT = ('before', 'start', 'after')
 PHASE_KEYS = ('name', 'at', 'host', 'module', 'args', 'args_from', 'guard', 'run_args', 'ignore_errors', 'async_s',
-              'start_at', 'collect', 'records')
+              'start_at', 'collect', 'records', 'observes')
 DRBD_DEFAULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                              'roles', 'drbd', 'defaults', 'main.yml')
 
@@ -95,6 +99,80 @@ def host_phases(run, hostvars):
     return out
 
 
+def observe_interval_s(run):
+    """The run's observation interval (the matrix's methodology through guards, else the run's own
+    option, else 1 s); 0 turns observation off, on the target and on the hosts below it."""
+    value = (run.get('guards') or {}).get('observe_interval_s')
+    if value is None:
+        value = (run.get('params') or {}).get('observe_interval_s')
+    return 1.0 if value is None else float(value or 0)
+
+
+def _address(addr):
+    """The host part of a DRBD node address (10.0.0.1:7788, [fd00::1]:7788, 10.0.0.1)."""
+    addr = str(addr or '')
+    if addr.startswith('['):
+        return addr[1:].split(']', 1)[0]
+    return addr.rsplit(':', 1)[0] if addr.count(':') == 1 else addr
+
+
+def drbd_peers(host, v, hostvars):
+    """[(peer inventory host, [its backing disks], this host's replication address)] of a DRBD host's
+    resources: the other nodes the inventory names (a node's name, as `uname -n` prints it, that is an
+    inventory host); a peer no host of the inventory is named after is not observed."""
+    me = set(str(x) for x in (v.get('drbd_node_name'), host, host.split('.')[0]) if x)
+    out = {}
+    for res in v.get('drbd_resources') or []:
+        nodes = [n for n in (res.get('nodes') or []) if isinstance(n, dict)] if isinstance(res, dict) else []
+        mine = [n for n in nodes if str(n.get('name')) in me]
+        for n in nodes:
+            name = str(n.get('name'))
+            if name in me or name not in hostvars:
+                continue
+            disks, toward = out.setdefault(name, ([], []))
+            disk = n.get('disk') or res.get('disk')
+            if disk and disk not in disks:
+                disks.append(disk)
+            for m in mine:
+                a = _address(m.get('address'))
+                if a and a not in toward:
+                    toward.append(a)
+    return [(peer, disks, toward) for peer, (disks, toward) in sorted(out.items())]
+
+
+def observer_phases(run, hostvars):
+    """The observers of a run on the hosts below it, at the run's observation interval: its
+    hypervisor host (bench_hypervisor_host: the host-side path of the guest's disk,
+    bench_hypervisor_disk, and the guest, bench_hypervisor_guest {kind, name}, whose own CPU is told
+    apart) and a DRBD host's peers (their backing disks, the link toward this host). None when
+    observation is off."""
+    interval = observe_interval_s(run)
+    if interval <= 0:
+        return []
+    v = hostvars.get(run['host']) or {}
+    who = []
+    hv = v.get('bench_hypervisor_host')
+    if hv:
+        args = dict(paths=[v['bench_hypervisor_disk']] if v.get('bench_hypervisor_disk') else [])
+        if isinstance(v.get('bench_hypervisor_guest'), dict):
+            args['guest'] = dict((k, str(v['bench_hypervisor_guest'][k])) for k in ('kind', 'name')
+                                 if v['bench_hypervisor_guest'].get(k) is not None)
+        who.append((hv, 'hypervisor', args))
+    for peer, disks, toward in drbd_peers(run['host'], v, hostvars):
+        if peer != hv:
+            who.append((peer, 'drbd_peer', dict(paths=disks, toward=toward)))
+    out = []
+    for host, role, args in who:
+        start = 'observe@%s' % host
+        out.append(dict(name=start, at='start', host=host, module='benchlab.bench.observe', observes=role,
+                        args=dict(args, state='started', interval_s=interval, max_s=limit_s(run) + 60),
+                        ignore_errors=True))
+        out.append(dict(name='observed@%s' % host, at='after', host=host, module='benchlab.bench.observe',
+                        observes=role, args=dict(state='stopped'), args_from={'id': '%s.observe_id' % start},
+                        ignore_errors=True))
+    return out
+
+
 def phase_problems(tool, phases):
     """What is wrong with a run's phases, each naming the tool's unit and the phase."""
     problems, names = [], []
@@ -131,7 +209,7 @@ def run_phases(run, hostvars):
     problems = phase_problems(run['tool'], declared)
     if problems:
         raise PhaseError('; '.join(problems))
-    return host_phases(run, hostvars) + declared
+    return host_phases(run, hostvars) + observer_phases(run, hostvars) + declared
 
 
 def start_delay_s(run):
@@ -392,3 +470,90 @@ class Outcome(object):
             out.update(failed=True, msg='%d of %d run(s) failed: %s' % (len(self.failed), len(self.runs), '; '.join(
                 '%s in %s #%s: %s' % (f['benchmark'], f['cell'], f['repetition'], f['msg']) for f in self.failed)))
         return out
+
+
+# -- an observer on a host below the run --------------------------------------------------------
+
+def _window(records):
+    """(since, until): the Unix times that bracket the target's observed window over a run's records
+    (observed.wall_start, window_s), or (None, None)."""
+    spans = []
+    for rec in records:
+        obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else {}
+        if isinstance(obs.get('wall_start'), (int, float)) and isinstance(obs.get('window_s'), (int, float)):
+            spans.append((obs['wall_start'], obs['wall_start'] + obs['window_s']))
+    if not spans:
+        return None, None
+    return min(s for s, _e in spans), max(e for _s, e in spans)
+
+
+def of_run(records, run):
+    """The records a run made (its cell key and repetition), out of those a task held."""
+    return [r for r in records if isinstance(r, dict) and r.get('cell_key', run.get('key')) == run.get('key')
+            and r.get('repetition', run.get('repetition')) == run.get('repetition')]
+
+
+def observer_args(phase, margs, run, held, run_id):
+    """An observer phase's module options: the run id and key its owner marker carries, and for the
+    stop the target's window out of the run's held records (its samples are cut to it)."""
+    margs = dict(margs, run_id=run_id or 'unknown', run_key=run.get('key'))
+    if phase.get('at') == 'after':
+        since, until = _window(of_run(held, run))
+        if since is not None:
+            margs.update(since=since, until=until)
+    return margs
+
+
+def amend_records(held, run, done, host_of=None):
+    """The run's held records with what the observers below it saw (the after phases' results in
+    done): ``observed.host`` the first (the hypervisor host, else a DRBD peer), ``observed.peers``
+    the others; each with its name, role and the host-side cost (explain.host_cost). An observer that
+    failed or saw nothing is named in the target's ``observed.missing``."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import host_cost
+    seen, missing = [], []
+    for res in done or []:
+        item = res.get('item') if isinstance(res, dict) else None
+        if not (isinstance(item, dict) and item.get('observes') and item.get('at') == 'after'):
+            continue
+        if isinstance(res.get('observed'), dict) and not res.get('skipped'):
+            seen.append(dict(res['observed'], name=item['host'], role=item['observes']))
+        else:
+            missing.append({'source': 'observer on %s' % item['host'], 'why': str(res.get('msg') or 'it did not run')[:300]})
+    out = []
+    for rec in of_run(held, run):
+        rec = dict(rec)
+        obs = rec.get('observed')
+        if isinstance(obs, dict):
+            obs = rec['observed'] = dict(obs, missing=list(obs.get('missing') or []) + missing)
+            hosts = []
+            for h in seen:
+                h = dict(h)
+                cost = host_cost(rec, h)
+                if cost:
+                    h['cost'] = cost
+                hosts.append(h)
+            if hosts:
+                obs['host'] = hosts[0]
+            if len(hosts) > 1:
+                obs['peers'] = hosts[1:]
+        out.append(rec)
+    return out
+
+
+LOCAL_HOSTS = ('localhost', '127.0.0.1', '::1')
+
+
+def local_observers(results, hostvars):
+    """[(pid, pid_start)] of the observers the run's start phases started on this controller (a host
+    reached with the local connection), from their results: what the run path stops by their recorded
+    pid when the playbook is stopped before its after phases."""
+    out = []
+    for res in results.values():
+        item = res.get('item') if isinstance(res.get('item'), dict) else {}
+        if not (item.get('observes') and item.get('at') == 'start') or res.get('phase_failed') or res.get('failed'):
+            continue
+        v = hostvars.get(item.get('host')) or {}
+        local = v.get('ansible_connection') == 'local' or (item.get('host') in LOCAL_HOSTS and not v.get('ansible_host'))
+        if local and isinstance(res.get('pid'), int) and res.get('pid_start') is not None:
+            out.append((res['pid'], res['pid_start']))
+    return out

@@ -15,7 +15,7 @@ hypervisor). Each host's runs keep their plan order (repetitions stay interleave
 from __future__ import annotations
 
 HOST_VARS = ('bench_hypervisor_host', 'bench_contention', 'drbd_resources', 'drbd_wait_timeout', 'drbd_wait_interval',
-             'drbd_wait_missing_ok')
+             'drbd_wait_missing_ok', 'bench_hypervisor_disk', 'bench_hypervisor_guest', 'drbd_node_name')
 
 
 class ScheduleError(ValueError):

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -92,6 +93,20 @@ def module(env, name, args, check=False):
     # one-line output: "localhost | SUCCESS => {...}" or "localhost | FAILED! => {...}"
     status, _sep, payload = out.partition(' => ')
     return proc.returncode, status, json.loads(payload) if payload else {'raw': out + proc.stderr}
+
+
+# The local lab (LXC guests on this machine, benchlab.bench.local_lab) needs root, lxc and mmdebstrap.
+needs_lab = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which('lxc-start') or not shutil.which('mmdebstrap'),
+    reason='the local lab needs root, lxc and mmdebstrap')
+
+
+def teardown_lab_prefix(env, prefix):
+    """playbooks/teardown.yml for the lab `prefix` (only what that lab made and marked)."""
+    proc = run([BIN / 'ansible-playbook', 'playbooks/teardown.yml', '-i', 'inventories/local',
+                '-e', 'local_lab_prefix=%s' % prefix], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc
 
 
 @pytest.fixture

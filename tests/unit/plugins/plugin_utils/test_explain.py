@@ -120,7 +120,8 @@ def test_device_cpu_link_steal_and_host_busy():
     assert codes(rec(obs=observed(cpu={'steal_pct': 4.9}))) == []
     host = observed(host={'name': 'kvmhost', 'cpu': {'busy_pct_mean': 98.0, 'guest_pct': 3.0}})
     assert [v['message'] for v in run_verdicts(rec(obs=host))] == [
-        'the host\'s CPUs 95 % busy with other work than this guest']
+        'the host\'s CPUs 98 % busy, 95 % of them with other work than this guest (its own cgroup 3.0 %, kernel '
+        'threads 0.0 %)']
     host_disk = observed(host={'devices': [{'name': 'sdb', 'util_pct_mean': 99.0}, {'name': 'sda', 'util_pct_mean': 99.0}],
                                'guest_devices': ['sda'], 'cpu': {'busy_pct_mean': 20.0}})
     assert [v['message'] for v in run_verdicts(rec(obs=host_disk))] == [

@@ -1,0 +1,226 @@
+"""The host below a run, observed through the one run path (plugin_utils/runpath.py observer_phases,
+amend_records), its figures (module_utils/observe.py: the guest's cgroup, the kernel threads, a
+sampler cut to another machine's window) and what the explanation makes of them (explain.py
+host_verdict, host_cost). The live side: tests/integration/test_host_observe_live.py."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
+    cgroup_cpu_ns, cgroup_of_pid, crop_samples, kthread_ticks, summarize)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import explain_cell, host_cost, run_verdicts
+from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
+    amend_records, by_name, drbd_peers, local_observers, observer_args, observer_phases, phase_args, plan_batches)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import plan_schedule
+
+FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'observe' / 'host-guest-cgroup'
+GUEST = {'bench_hypervisor_host': 'hv', 'bench_hypervisor_disk': '/var/lib/benchlab/bl/bl-g2.img',
+         'bench_hypervisor_guest': {'kind': 'lxc', 'name': 'bl-g2'}}
+DRBD = {'drbd_resources': [{'name': 'r0', 'disk': '/dev/vdb', 'nodes': [
+    {'name': 'p1', 'address': '10.0.0.1:7788'}, {'name': 'p2', 'address': '10.0.0.2:7788', 'disk': '/dev/vdc'},
+    {'name': 'elsewhere', 'address': '[fd00::3]:7788'}]}]}
+
+
+def _plan(reps=2, methodology=None):
+    m = {'name': 'm', 'repetitions': reps, 'cells': [{'name': 'c', 'host': 'h1', 'path': '/var/tmp'}],
+         'benchmarks': [{'name': 'dd', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]}
+    if methodology:
+        m['methodology'] = methodology
+    return expand_plan(m, inventory_hosts=['h1'])
+
+
+def _batches(plan, hostvars):
+    return plan_schedule(plan, hostvars)['batches']
+
+
+def test_a_guest_gets_an_observer_on_its_host_before_and_after_each_run():
+    plan = _plan()
+    batches = _batches(plan, {'h1': GUEST, 'hv': {}})
+    assert [len(b['hosts']['h1']['runs']) for b in batches] == [1, 1]      # a run with phases is alone
+    phases = dict((p['name'], p) for p in batches[0]['hosts']['h1']['phases'])
+    start, stop = phases['observe@hv'], phases['observed@hv']
+    expected = ('start', 'hv', 'benchlab.bench.observe', 'hypervisor')
+    assert (start['at'], start['host'], start['module'], start['observes']) == expected
+    assert start['args'] == {'paths': ['/var/lib/benchlab/bl/bl-g2.img'], 'guest': {'kind': 'lxc', 'name': 'bl-g2'},
+                             'state': 'started', 'interval_s': 1.0, 'max_s': 960}
+    assert stop['at'] == 'after' and stop['args'] == {'state': 'stopped'} and stop['ignore_errors'] is True
+    assert stop['args_from'] == {'id': 'observe@hv.observe_id'}
+    # the stop takes the sampler the start made; a start that did not run: nothing to stop
+    done = by_name([dict(item=start, observe_id='/var/tmp/benchlab-observe-abc', pid=42, pid_start=99)])
+    assert phase_args(stop, done) == {'state': 'stopped', 'id': '/var/tmp/benchlab-observe-abc'}
+    assert phase_args(stop, by_name([dict(item=start, failed=False, phase_failed=True)])) is None
+
+
+def test_observation_off_means_no_observer_and_a_plain_run_is_still_batched():
+    off = _batches(_plan(methodology={'observe_interval_s': 0}), {'h1': GUEST, 'hv': {}})
+    assert all(not p.get('observes') for b in off for p in b['hosts']['h1']['phases'])
+    faster = _batches(_plan(methodology={'observe_interval_s': 0.25}), {'h1': GUEST, 'hv': {}})
+    assert faster[0]['hosts']['h1']['phases'][1]['args']['interval_s'] == 0.25
+    (plain,) = _batches(_plan(reps=3), {'h1': {}})
+    assert len(plain['hosts']['h1']['runs']) == 3 and plain['hosts']['h1']['phases'] == []
+
+
+def test_a_drbd_host_observes_the_peers_the_inventory_names():
+    hostvars = {'p1': DRBD, 'p2': {}}
+    assert drbd_peers('p1', DRBD, hostvars) == [('p2', ['/dev/vdc'], ['10.0.0.1'])]   # 'elsewhere': not in the inventory
+    run = dict(_plan()['runs'][0], host='p1')
+    (start, stop) = observer_phases(run, hostvars)
+    assert start['host'] == 'p2' and start['observes'] == 'drbd_peer'
+    assert start['args']['paths'] == ['/dev/vdc'] and start['args']['toward'] == ['10.0.0.1']
+    assert stop['name'] == 'observed@p2'
+    # the node named after this host by drbd_node_name; an IPv6 address without its brackets
+    v6 = {'drbd_node_name': 'elsewhere', 'drbd_resources': DRBD['drbd_resources']}
+    assert drbd_peers('h9', v6, {'p1': {}, 'p2': {}}) == [('p1', ['/dev/vdb'], ['fd00::3']), ('p2', ['/dev/vdc'], ['fd00::3'])]
+
+
+def _held(wall_start=1000.0, window_s=2.0, key='k1', repetition=1, written=512 * 1024 * 1024):
+    return {'tool': 'dd', 'test': 'write', 'cell_key': key, 'repetition': repetition,
+            'observed': {'interval_s': 1, 'samples': 3, 'window_s': window_s, 'wall_start': wall_start,
+                         'devices': [{'name': 'loop2', 'kind': 'loop', 'layer': 2, 'read_bytes': 0,
+                                      'write_bytes': written, 'util_pct_mean': 40.0}],
+                         'tool': {'write_bytes': written, 'rchar': written}, 'missing': []}}
+
+
+def test_the_stop_is_cut_to_the_targets_window_and_carries_the_owner():
+    run = {'key': 'k1', 'repetition': 1}
+    stop = {'name': 'observed@hv', 'at': 'after', 'observes': 'hypervisor'}
+    held = [_held(), _held(wall_start=5000.0, key='other')]     # another run's record: not this one's window
+    assert observer_args(stop, {'state': 'stopped', 'id': '/x'}, run, held, 'run-1') == {
+        'state': 'stopped', 'id': '/x', 'run_id': 'run-1', 'run_key': 'k1', 'since': 1000.0, 'until': 1002.0}
+    start = dict(stop, at='start')
+    expected = {'state': 'started', 'run_id': 'run-1', 'run_key': 'k1'}
+    assert observer_args(start, {'state': 'started'}, run, held, 'run-1') == expected
+
+
+def _host_obs(busy=40.0, guest=20.0, kthreads=5.0, devices=None, window_s=2.0):
+    cpu = {'busy_pct_mean': busy, 'cores': 2, 'kthread_pct': kthreads, 'kthread_cpu_s': kthreads / 100.0 * 2 * window_s}
+    if guest is not None:
+        cpu.update(guest_pct=guest, guest_cpu_s=guest / 100.0 * 2 * window_s)
+    return {'interval_s': 1, 'samples': 3, 'window_s': window_s, 'cpu': cpu, 'guest_devices': ['loop2', 'vda'],
+            'devices': devices if devices is not None else [
+                {'name': 'loop2', 'kind': 'loop', 'layer': 0, 'read_bytes': 0, 'write_bytes': 512 * 2 ** 20,
+                 'util_pct_mean': 50.0},
+                {'name': 'vda', 'kind': 'disk', 'layer': 3, 'read_bytes': 0, 'write_bytes': 530 * 2 ** 20,
+                 'util_pct_mean': 95.0}], 'series': 'abc'}
+
+
+def test_amend_puts_the_hosts_observation_on_the_runs_records():
+    run = {'key': 'k1', 'repetition': 1}
+    start = {'name': 'observe@hv', 'at': 'start', 'host': 'hv', 'observes': 'hypervisor'}
+    stop_hv = {'name': 'observed@hv', 'at': 'after', 'host': 'hv', 'observes': 'hypervisor'}
+    stop_p2 = {'name': 'observed@p2', 'at': 'after', 'host': 'p2', 'observes': 'drbd_peer'}
+    done = [dict(item=start, observe_id='/x'), dict(item=stop_hv, observed=_host_obs()),
+            dict(item=stop_p2, failed=False, phase_failed=True, msg='observed@p2 on p2: unreachable')]
+    (rec,) = amend_records([_held(), _held(key='other')], run, done)
+    host = rec['observed']['host']
+    assert host['name'] == 'hv' and host['role'] == 'hypervisor' and host['series'] == 'abc'
+    assert host['cost'] == host_cost(rec, host)
+    # 40 % of 2 cores for 2 s = 1.6 CPU s, less the guest's 0.8 s, over 0.537 GB
+    assert host['cost']['cpu_s'] == 0.8 and host['cost']['cpu_s_per_gb'] == round(0.8 / (512 * 2 ** 20 / 1e9), 3)
+    assert host['cost']['kernel_cpu_s'] == 0.2 and host['cost']['outside_guest'] is True
+    assert 'peers' not in rec['observed']
+    assert rec['observed']['missing'] == [{'source': 'observer on p2', 'why': 'observed@p2 on p2: unreachable'}]
+    # two observers: the first is observed.host, the next one in observed.peers
+    two = amend_records([_held()], run, [dict(item=stop_hv, observed=_host_obs()),
+                                         dict(item=stop_p2, observed=_host_obs(guest=None))])[0]['observed']
+    assert two['host']['name'] == 'hv' and [p['name'] for p in two['peers']] == ['p2']
+    # the line of the cell says the cost
+    explained, _flags = explain_cell([rec])
+    assert 'host hv: 1.49 CPU s per GB moved outside the guest (0.37 in its kernel threads), guest 268.4 MB/s' \
+        in explained['line'], explained['line']
+
+
+@pytest.mark.parametrize('host,fires', [
+    (_host_obs(busy=99.0, guest=15.0, kthreads=2.0), 'the host\'s CPUs 99 % busy, 82 % of them with other work than '
+                                                     'this guest (its own cgroup 15 %, kernel threads 2.0 %)'),
+    # busy, but with the guest and the layers' kernel threads (loop, writeback): not other work
+    (_host_obs(busy=95.0, guest=40.0, kthreads=30.0), None),
+    # the guest's cgroup unknown: the CPU is not judged
+    (_host_obs(busy=99.0, guest=None, kthreads=2.0), None),
+    # the disk under the image busy with the guest's own bytes: no; with twice them and more: yes
+    (_host_obs(), None),
+    (_host_obs(devices=[{'name': 'vda', 'kind': 'disk', 'layer': 3, 'read_bytes': 900 * 2 ** 20,
+                         'write_bytes': 600 * 2 ** 20, 'util_pct_mean': 97.0}]),
+     'the host\'s vda 97 % busy with other work than this guest, 66 % of its bytes'),
+    # a device outside the guest's stack
+    (_host_obs(devices=[{'name': 'sdb', 'kind': 'disk', 'layer': 0, 'read_bytes': 2 ** 20, 'write_bytes': 0,
+                         'util_pct_mean': 91.0}]), 'the host\'s sdb 91 % busy with other work than this guest, 100 % '
+                                                   'of its bytes'),
+])
+def test_host_busy_is_work_that_is_not_the_guests(host, fires):
+    rec = _held()
+    rec['observed']['host'] = host
+    got = [v['message'] for v in run_verdicts(rec) if v['code'] == 'host_busy']
+    assert got == ([fires] if fires else [])
+
+
+def test_only_observers_on_this_controller_are_stopped_by_the_run_path():
+    start = {'name': 'observe@localhost', 'at': 'start', 'host': 'localhost', 'observes': 'hypervisor'}
+    remote = dict(start, name='observe@hv', host='hv')
+    results = by_name([dict(item=start, pid=42, pid_start=1234), dict(item=remote, pid=43, pid_start=5),
+                       dict(item={'name': 'server', 'at': 'before', 'host': 'localhost'}, pid=44, pid_start=6)])
+    assert local_observers(results, {'localhost': {'ansible_connection': 'local'}, 'hv': {'ansible_host': '10.0.0.9'}}) \
+        == [(42, 1234)]
+    assert local_observers(results, {'hv': {'ansible_connection': 'local'}}) == [(42, 1234), (43, 5)]
+
+
+def test_crop_keeps_the_samples_that_bracket_the_window():
+    samples = [{'t': i, 'wall': 100.0 + i} for i in range(10)]
+    assert [s['wall'] for s in crop_samples(samples, 102.5, 105.2)] == [102.0, 103.0, 104.0, 105.0, 106.0]
+    assert crop_samples(samples, None, None) == samples
+    assert crop_samples([{'t': 0}, {'t': 1}], 1, 2) == [{'t': 0}, {'t': 1}]        # no wall time: all
+    assert crop_samples(samples, 120.0, 130.0) == []                                # after the sampler: none
+
+
+def test_the_guests_cgroup_and_the_kernel_threads_from_captured_files(tmp_path):
+    proc, cg = tmp_path / 'proc', tmp_path / 'cgroup'
+    (proc / '4242').mkdir(parents=True)
+    (proc / '4242' / 'cgroup').write_text((FIXTURES / 'pid.cgroup').read_text())
+    group = cg / 'cpuacct' / 'benchlab-capture-21539'
+    group.mkdir(parents=True)
+    (group / 'cpuacct.usage').write_text((FIXTURES / 'cpuacct.usage').read_text())
+    assert cgroup_of_pid(4242, str(proc), str(cg)) == str(group)
+    assert cgroup_cpu_ns(str(group)) == 2352579823
+    (group / 'cpu.stat').write_text('usage_usec 1500\nuser_usec 1000\n')     # cgroup v2's file wins
+    assert cgroup_cpu_ns(str(group)) == 1500000
+    # a process in the root cgroup is no guest of its own
+    (proc / '1').mkdir()
+    (proc / '1' / 'cgroup').write_text('2:cpuacct:/\n0::/\n')
+    assert cgroup_of_pid(1, str(proc), str(cg)) is None
+    # the kernel threads: kthreadd's children, each one's utime + stime
+    children = (FIXTURES / 'kthreadd.children').read_text().split()
+    (proc / '2' / 'task' / '2').mkdir(parents=True)
+    (proc / '2' / 'task' / '2' / 'children').write_text(' '.join(children))
+    expected = 0
+    for pid, line in zip(children, (FIXTURES / 'kthreads.stat').read_text().splitlines()):
+        (proc / pid).mkdir(exist_ok=True)
+        (proc / pid / 'stat').write_text(line + '\n')
+        f = line.rsplit(')', 1)[1].split()
+        expected += int(f[11]) + int(f[12])
+    assert kthread_ticks(str(proc)) == expected and expected > 0
+
+
+def test_a_hosts_summary_tells_the_guests_cpu_and_the_kernel_threads():
+    a = {'t': 0.0, 'wall': 10.0, 'cpu': {'cpu': [100, 0, 50, 800, 50, 0, 0, 0]}, 'guest_ns': 0, 'kthreads': 10}
+    b = {'t': 2.0, 'wall': 12.0, 'cpu': {'cpu': [300, 0, 150, 800, 50, 0, 0, 0]}, 'guest_ns': int(1.5e9), 'kthreads': 60}
+    obs, _series = summarize([a, b], [], 1.0, ticks=100)
+    assert obs['wall_start'] == 10.0
+    assert obs['cpu']['guest_cpu_s'] == 1.5 and obs['cpu']['guest_pct'] == 75.0      # of 1 core x 2 s
+    assert obs['cpu']['kthread_cpu_s'] == 0.5 and obs['cpu']['kthread_pct'] == 25.0
+    # a target's summary has neither
+    obs, _series = summarize([dict(a, guest_ns=None), dict(b, guest_ns=None)], [], 1.0, ticks=100)
+    assert 'guest_pct' not in obs['cpu']
+
+
+def test_schedule_looks_up_a_drbd_hosts_peers_in_the_inventory():
+    from ansible_collections.benchlab.bench.plugins.filter.schedule_runs import _known
+    plan = _plan(reps=1)
+    known = _known(plan['runs'], {'h1': DRBD, 'p2': {'ansible_host': '10.0.0.2'}})
+    assert set(known) == {'h1', 'p2'}
+    (batch,) = plan_batches(plan, [{'h1': 0}], [False], plan_keys(plan), set(), known)
+    assert [p['name'] for p in batch['hosts']['h1']['phases'] if p.get('observes')] == ['observe@p2', 'observed@p2']
+    assert os.path.basename(str(FIXTURES)) == 'host-guest-cgroup'
