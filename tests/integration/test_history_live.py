@@ -100,7 +100,7 @@ def test_eight_controllers_store_into_one_postgresql_at_once(pg, tmp_path):
     assert [p.returncode for p in procs[:6]] == [0] * 6, '\n=====\n'.join(t[-3000:] for t in texts)
     _no_password(pg, texts, [tmp_path])
     runs = list_runs(url)
-    assert len(runs) == 7 and len(set(r['run_id'] for r in runs)) == 7
+    assert len(runs) == 7 and len(set(r['run_id'] for r in runs)) == 7, (runs, '\n=====\n'.join(t[-2000:] for t in texts))
     # the shared run id: one controller owns it; the other is refused - before any host when the
     # owner had stored it by its start (the plan stops, rc 2), else at the end (its run directory kept)
     shared = [r for r in runs if r['run_id'] == '20261204T000000Z-shared']
