@@ -144,15 +144,17 @@ def observer_phases(run, hostvars):
     """The observers of a run on the hosts below it, at the run's observation interval: its
     hypervisor host (bench_hypervisor_host: the host-side path of the guest's disk,
     bench_hypervisor_disk, and the guest, bench_hypervisor_guest {kind, name}, whose own CPU is told
-    apart) and a DRBD host's peers (their backing disks, the link toward this host). None when
-    observation is off."""
+    apart) and a DRBD host's peers (their backing disks, the link toward this host); only hosts of
+    the inventory. None when observation is off."""
     interval = observe_interval_s(run)
     if interval <= 0:
         return []
     v = hostvars.get(run['host']) or {}
     who = []
     hv = v.get('bench_hypervisor_host')
-    if hv:
+    # a hypervisor host the inventory does not name (a label for contention only) is not observed:
+    # there is no connection to run an observer through
+    if hv and hv in hostvars:
         args = dict(paths=[v['bench_hypervisor_disk']] if v.get('bench_hypervisor_disk') else [])
         if isinstance(v.get('bench_hypervisor_guest'), dict):
             args['guest'] = dict((k, str(v['bench_hypervisor_guest'][k])) for k in ('kind', 'name')

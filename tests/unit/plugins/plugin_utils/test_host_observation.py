@@ -64,6 +64,15 @@ def test_observation_off_means_no_observer_and_a_plain_run_is_still_batched():
     assert len(plain['hosts']['h1']['runs']) == 3 and plain['hosts']['h1']['phases'] == []
 
 
+def test_a_hypervisor_host_the_inventory_does_not_name_is_not_observed():
+    """bench_hypervisor_host may be a contention label only (no such inventory host): no observer is
+    delegated to it (Ansible cannot reach it: the runs failed), the cache drop stays as it was."""
+    batches = _batches(_plan(), {'h1': GUEST})
+    phases = [p for b in batches for p in b['hosts']['h1']['phases']]
+    assert not any(p.get('observes') for p in phases)
+    assert [p['name'] for p in phases] == ['hypervisor-caches', 'hypervisor-caches']
+
+
 def test_a_drbd_host_observes_the_peers_the_inventory_names():
     hostvars = {'p1': DRBD, 'p2': {}}
     assert drbd_peers('p1', DRBD, hostvars) == [('p2', ['/dev/vdc'], ['10.0.0.1'])]   # 'elsewhere': not in the inventory
