@@ -134,12 +134,25 @@ def drbd_resource_args(module, args):
     return dict(args, resources=resources), None
 
 
+def task_module(task, module_loader):
+    """The FQCN of the module a task runs. ansible-core 2.16 to 2.18 set a task's resolved_action to
+    the action plugin the module's routing names (benchlab.bench.sysinfo for every target module),
+    2.19 and later to the module itself: the module loader answers the same on all of them."""
+    try:
+        context = module_loader.find_plugin_with_context(task.action, collection_list=task.collections)
+    except Exception:  # pylint: disable=broad-except  # an action without a module: its own name
+        context = None
+    if context is not None and context.resolved and context.resolved_fqcn:
+        return context.resolved_fqcn
+    return task.resolved_action or task.action
+
+
 class TargetModuleAction(NormalAction):
     """ansible.builtin.normal (what runs a module that has no action plugin), plus the check of the
     target's Python when the module could not start (see the module docstring)."""
 
     def run(self, tmp=None, task_vars=None):
-        module = self._task.resolved_action or self._task.action
+        module = task_module(self._task, self._shared_loader_obj.module_loader)
         self._task.args, problem = drbd_resource_args(module, benchmark_args(module, self._task.args))
         if problem:
             return dict(failed=True, changed=False, msg=problem)
