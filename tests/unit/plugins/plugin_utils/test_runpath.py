@@ -70,7 +70,7 @@ def test_an_iperf2_udp_server_of_several_streams_keeps_a_port_per_stream_and_tel
 
 def test_the_path_adds_its_own_phases_first():
     run = _iperf_run()
-    phases = run_phases(run, {'c1': {'bench_hypervisor_host': 'hv1'}})
+    phases = run_phases(run, {'c1': {'bench_hypervisor_host': 'hv1'}, 'hv1': {}})
     assert [p['name'] for p in phases] == ['hypervisor-caches', 'observe@hv1', 'observed@hv1', 'server', 'stop']
 
 
