@@ -58,6 +58,8 @@ BATCH_MAX_RUNS = 50
 # it synchronous: it is expected to end well within its benchmark's async_after_s).
 SYNC_LIMIT_S = 900
 PHASE_AT = ('before', 'start', 'after')
+# The names under which Ansible reaches this controller without an inventory entry (implicit localhost).
+LOCALHOST = ('localhost', '127.0.0.1', '::1')
 PHASE_KEYS = ('name', 'at', 'host', 'module', 'args', 'args_from', 'guard', 'run_args', 'ignore_errors', 'async_s',
               'start_at', 'collect', 'records', 'observes')
 DRBD_DEFAULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -153,8 +155,9 @@ def observer_phases(run, hostvars):
     who = []
     hv = v.get('bench_hypervisor_host')
     # a hypervisor host the inventory does not name (a label for contention only) is not observed:
-    # there is no connection to run an observer through
-    if hv and hv in hostvars:
+    # there is no connection to run an observer through; this controller (Ansible's implicit
+    # localhost) always has one
+    if hv and (hv in hostvars or hv in LOCALHOST):
         args = dict(paths=[v['bench_hypervisor_disk']] if v.get('bench_hypervisor_disk') else [])
         if isinstance(v.get('bench_hypervisor_guest'), dict):
             args['guest'] = dict((k, str(v['bench_hypervisor_guest'][k])) for k in ('kind', 'name')

@@ -71,6 +71,9 @@ def test_a_hypervisor_host_the_inventory_does_not_name_is_not_observed():
     phases = [p for b in batches for p in b['hosts']['h1']['phases']]
     assert not any(p.get('observes') for p in phases)
     assert [p['name'] for p in phases] == ['hypervisor-caches', 'hypervisor-caches']
+    # this controller needs no inventory entry (Ansible's implicit localhost): it is observed
+    local = _batches(_plan(), {'h1': dict(GUEST, bench_hypervisor_host='localhost')})
+    assert [p['host'] for p in local[0]['hosts']['h1']['phases'] if p.get('observes')] == ['localhost', 'localhost']
 
 
 def test_a_drbd_host_observes_the_peers_the_inventory_names():
