@@ -236,3 +236,15 @@ def test_schedule_looks_up_a_drbd_hosts_peers_in_the_inventory():
     (batch,) = plan_batches(plan, [{'h1': 0}], [False], plan_keys(plan), set(), known)
     assert [p['name'] for p in batch['hosts']['h1']['phases'] if p.get('observes')] == ['observe@p2', 'observed@p2']
     assert os.path.basename(str(FIXTURES)) == 'host-guest-cgroup'
+
+
+def test_guests_measured_together_in_one_step_are_not_observed_from_their_host():
+    m = {'name': 'm', 'repetitions': 1, 'concurrency': 2,
+         'cells': [{'name': 'c1', 'host': 'h1', 'path': '/var/tmp'}, {'name': 'c2', 'host': 'h2', 'path': '/var/tmp'}],
+         'benchmarks': [{'name': 'dd', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]}
+    plan = expand_plan(m, inventory_hosts=['h1', 'h2'])
+    batches = _batches(plan, {'h1': GUEST, 'h2': GUEST, 'hv': {}})
+    together = [b for b in batches if b['together']]
+    assert together and all(len(b['hosts']) == 2 for b in together)
+    phases = [p for b in together for h in b['hosts'].values() for p in h['phases']]
+    assert phases and not any(p.get('observes') for p in phases)
