@@ -273,8 +273,18 @@ def plan_batches(plan, steps, together, keys, describe, hostvars):
         current = dict(step=n, steps=1, together=bool(together[n]), joinable=joinable,
                        hosts=dict((host, [r]) for host, r in runs.items()))
         batches.append(current)
-    return [dict(step=b['step'], steps=b['steps'], together=b['together'],
-                 hosts=dict((h, batch_of(rs)) for h, rs in b['hosts'].items())) for b in batches]
+    out = []
+    for b in batches:
+        hosts = dict((h, batch_of(rs)) for h, rs in b['hosts'].items())
+        if b['together']:
+            # one moment for the whole step (agreed once): the longest delay any of its runs asks
+            # for (an iperf run's params.start_delay_s, past a slow guest's module start-up), which
+            # the role's bench_run_start_delay_s can only lengthen
+            delays = [x['start_delay_s'] for x in hosts.values() if x['start_delay_s'] is not None]
+            for x in hosts.values():
+                x['start_delay_s'] = max(delays) if delays else None
+        out.append(dict(step=b['step'], steps=b['steps'], together=b['together'], hosts=hosts))
+    return out
 
 
 def gate_batches(plan, runs, keys, hostvars):

@@ -248,3 +248,30 @@ def test_guests_measured_together_in_one_step_are_not_observed_from_their_host()
     assert together and all(len(b['hosts']) == 2 for b in together)
     phases = [p for b in together for h in b['hosts'].values() for p in h['phases']]
     assert phases and not any(p.get('observes') for p in phases)
+
+
+def test_a_together_step_agrees_on_the_longest_delay_its_runs_ask_for():
+    """Guests measured at once wait for one moment, agreed once for the step: it must lie past the
+    slowest guest's module start-up, which the iperf run's params.start_delay_s says (the four-guest
+    VM test's 45 s); a step of runs without a delay of their own leaves it to the role's default."""
+    def cell(name, host, port, delay=None):
+        c = {'name': name, 'host': host, 'path': '/tmp', 'params': {'iperf': {
+            'server_host': 'localhost', 'server_address': '10.0.0.1', 'port': port,
+            'concurrent': [{'client_host': 'localhost', 'server_host': host, 'server_address': '10.0.0.2',
+                            'port': port + 1}]}}}
+        if delay is not None:
+            c['params']['iperf']['start_delay_s'] = delay
+        return c
+
+    m = {'name': 'm', 'repetitions': 1, 'concurrency': 2,
+         'cells': [cell('c1', 'h1', 5341, 45), cell('c2', 'h2', 5343)],
+         'benchmarks': [{'name': 'iperf', 'tool': 'iperf', 'params': {'version': 3, 'time': 2}}]}
+    plan = expand_plan(m, inventory_hosts=['h1', 'h2', 'localhost'])
+    (batch,) = [b for b in _batches(plan, {'h1': {}, 'h2': {}, 'localhost': {}}) if b['together']]
+    assert sorted(batch['hosts']) == ['h1', 'h2']
+    assert [batch['hosts'][h]['start_delay_s'] for h in ('h1', 'h2')] == [45.0, 45.0]
+    dd = _batches(expand_plan(dict(m, cells=[{'name': 'c1', 'host': 'h1', 'path': '/tmp'},
+                                             {'name': 'c2', 'host': 'h2', 'path': '/tmp'}],
+                                   benchmarks=[{'name': 'dd', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]),
+                              inventory_hosts=['h1', 'h2']), {'h1': {}, 'h2': {}})
+    assert [x['start_delay_s'] for b in dd if b['together'] for x in b['hosts'].values()] == [None, None]
