@@ -61,7 +61,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
     OWNER_ENV, WATCH_INTERVAL_S, OtherRuns, cpu_snapshot, other_cpu, other_runs_verdict, owner_mark, own_processes,
     run_verdict)
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
-    DEFAULT_INTERVAL_S, Observer, exited_totals, limited_by, target_layers)
+    DEFAULT_INTERVAL_S, Observer, exited_totals, limited_by, route_interfaces, target_layers)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import record_flags
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
@@ -256,7 +256,11 @@ class BenchRun(object):
         targets = self.devices_written or [t for t in [self.module.params.get('path')] if t]
         for t in targets:
             layers.extend(target_layers(t))
-        return Observer(interval, layers, interfaces=self.observe_interfaces, link_rates=self.link_rates)
+        interfaces = list(self.observe_interfaces)
+        # the links toward the hosts the run's writes go to as well (a DRBD peer: guards.observe_toward)
+        for address in (self.module.params.get('guards') or {}).get('observe_toward') or []:
+            interfaces.extend(n for n in route_interfaces(str(address)) if n not in interfaces)
+        return Observer(interval, layers, interfaces=interfaces, link_rates=self.link_rates)
 
     def _keep_observation(self, argv, obs, tool=None):
         observed, series = obs.stop(tool)

@@ -76,6 +76,21 @@ def write_figures(observed):
     return written, dev, dev['write_bytes']
 
 
+def link_figures(rec):
+    """(tool bytes written, interface, bytes it sent) of a run that writes to a replicated device
+    (its target observed its links toward the DRBD peers: params.guards.observe_toward): the busiest
+    of those links, counted on the target's own clock; else None."""
+    obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else {}
+    if not ((rec.get('params') or {}).get('guards') or {}).get('observe_toward'):
+        return None
+    w = write_figures(obs)
+    links = [n for n in obs.get('net') or [] if isinstance(n.get('tx_bytes'), int)]
+    if not w or not links:
+        return None
+    busiest = max(links, key=lambda n: n['tx_bytes'])
+    return w[0], busiest['name'], busiest['tx_bytes']
+
+
 def read_figures(observed):
     """(tool bytes read, device, bytes it delivered) for a read: the tool read at least MIN_BYTES
     and made storage write less than a tenth of that; else None."""
@@ -319,14 +334,16 @@ def cell_limiter(records):
 def _bytes_line(records, kind):
     if kind == 'write':
         figs = [write_figures(r['observed']) for r in records]
+    elif kind == 'link':
+        figs = [link_figures(r) for r in records]
     else:
         figs = [read_figures(r['observed']) for r in records if is_read(r)]
     figs = [f for f in figs if f]
     if not figs:
         return None
     ratio = _median([reached / float(total) for total, _dev, reached in figs])
-    dev = figs[0][1]['name']
-    return {'ratio': round(ratio, 4), 'device': dev, 'runs': len(figs)}
+    dev = figs[0][1] if kind == 'link' else figs[0][1]['name']
+    return {'ratio': round(ratio, 4), 'interface' if kind == 'link' else 'device': dev, 'runs': len(figs)}
 
 
 def explain_cell(records, has_bonnie_cpu=False):
@@ -342,6 +359,7 @@ def explain_cell(records, has_bonnie_cpu=False):
     if limiter and limiter['resource'] == 'cpu' and limiter['name'] == 'all cores':
         limiter['mostly_tool'] = _mostly_tool(observed)
     written, read = _bytes_line(observed, 'write'), _bytes_line(observed, 'read')
+    link = _bytes_line(observed, 'link')
     per_code = {}
     for r in observed:
         for v in run_verdicts(r):
@@ -358,8 +376,8 @@ def explain_cell(records, has_bonnie_cpu=False):
         flags.append({'code': code, 'message': message})
     median = _median_run(observed)
     cost = cell_host_cost(observed)
-    out = {'line': _line(limiter, written, read, per_code, len(observed), cost), 'limiter': limiter, 'written': written,
-           'read': read, 'verdicts': verdicts, 'observed': len(observed), 'of': len(records),
+    out = {'line': _line(limiter, written, read, per_code, len(observed), cost, link), 'limiter': limiter,
+           'written': written, 'read': read, 'link': link, 'verdicts': verdicts, 'observed': len(observed), 'of': len(records),
            'host_cost': cost, 'median_series': median['observed'].get('series'), 'stack': stack_figures(median['observed'])}
     return out, flags
 
@@ -396,7 +414,7 @@ def _cost_text(cost):
         cost['host'], _fmt(cost['cpu_s_per_gb']), who, kernel, _fmt(cost['guest_mbs'], 1))
 
 
-def _line(limiter, written, read, per_code, n, cost=None):
+def _line(limiter, written, read, per_code, n, cost=None, link=None):
     parts = []
     if limiter:
         parts.append(_limiter_text(limiter))
@@ -408,6 +426,9 @@ def _line(limiter, written, read, per_code, n, cost=None):
         elif WRITE_AMPLIFIED in per_code:
             text += ': write amplified'
         parts.append(text)
+    if link:
+        parts.append('%s %s over %s toward the DRBD peer per byte written' % (
+            _fmt(link['ratio']), 'byte' if round(link['ratio'], 2) == 1 else 'bytes', link['interface']))
     if read:
         text = '%s %s from %s per byte read' % (_fmt(read['ratio']), 'byte' if round(read['ratio'], 2) == 1
                                                 else 'bytes', read['device'])

@@ -142,6 +142,23 @@ def drbd_peers(host, v, hostvars):
     return [(peer, disks, toward) for peer, (disks, toward) in sorted(out.items())]
 
 
+def drbd_links(host, v):
+    """The addresses of a DRBD host's peers in the resources it is a node of (inventory hosts or
+    not): the target observes its own interfaces toward them (guards.observe_toward), so the bytes
+    its replication link carried during the run are counted on the target's own clock."""
+    me = set(str(x) for x in (v.get('drbd_node_name'), host, host.split('.')[0]) if x)
+    out = []
+    for res in v.get('drbd_resources') or []:
+        nodes = [n for n in (res.get('nodes') or []) if isinstance(n, dict)] if isinstance(res, dict) else []
+        if not any(str(n.get('name')) in me for n in nodes):
+            continue
+        for n in nodes:
+            a = _address(n.get('address'))
+            if str(n.get('name')) not in me and a and a not in out:
+                out.append(a)
+    return out
+
+
 def observer_phases(run, hostvars):
     """The observers of a run on the hosts below it, at the run's observation interval: its
     hypervisor host (bench_hypervisor_host: the host-side path of the guest's disk,
@@ -238,6 +255,9 @@ def carried(run, index, step, keys, describe, hostvars):
     v = hostvars.get(run['host']) or {}
     if v.get('bench_hypervisor_host') and not run.get('drop_hypervisor_caches', True):
         out['guards'] = dict(run.get('guards') or {}, hypervisor_caches_dropped=False)
+    toward = drbd_links(run['host'], v) if observe_interval_s(run) > 0 else []
+    if toward:
+        out['guards'] = dict(out.get('guards') or run.get('guards') or {}, observe_toward=toward)
     return out
 
 

@@ -207,3 +207,15 @@ def test_link_bound_on_a_shaped_veth_and_its_control(env, shaped_link):
     (ctl,) = record(env, 'iperf', {'server': server, 'port': port, 'time': 3, 'udp': True, 'bandwidth': '20M'})
     assert ctl['observed']['net'][0]['rate_mbit'] == 1000.0
     assert 'link_bound' not in codes(ctl), ctl['observed']['net']
+
+
+def test_a_run_toward_a_drbd_peer_observes_its_own_link_to_it(env, undo, tmp_path):
+    """guards.observe_toward (the run path's DRBD peer addresses): the target observes the interface
+    it reaches each address through, here the loopback toward 127.0.0.1 (no DRBD kernel module here;
+    the TCG pair in tests/vm/test_drbd_vm.py has the real link)."""
+    _dev, mnt = loop_fs(undo, tmp_path, ['mkfs.ext4', '-q'], size=64 * MiB)
+    (rec,) = record(env, 'dd', {'path': mnt, 'size': '8M', 'guards': {'observe_toward': ['127.0.0.1']}})
+    assert [n['name'] for n in rec['observed']['net']] == ['lo'], rec['observed']['net']
+    assert rec['params']['guards']['observe_toward'] == ['127.0.0.1']
+    (plain,) = record(env, 'dd', {'path': mnt, 'size': '8M'})
+    assert plain['observed']['net'] == []

@@ -18,7 +18,7 @@ import pytest
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import (
-    CSV_COLUMNS, explain_cell, record_figures, run_verdicts)
+    CSV_COLUMNS, explain_cell, record_figures, run_verdicts, write_figures)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
@@ -248,3 +248,22 @@ def test_html_draws_the_stack_and_the_series_and_stays_inert():
     # without the stored series: said, not drawn
     bare = render_html(analysis, {'run_id': 'r1'})
     assert '<svg class="series"' not in bare and 'is not in the run directory' in bare
+
+
+def test_a_drbd_cell_says_what_its_link_toward_the_peer_sent_per_byte_written():
+    """The target observes its own links toward its DRBD peers (guards.observe_toward): the bytes the
+    busiest one sent per byte the tool wrote, on the target's clock (protocol C/A: about 1; a
+    StandAlone resource: about 0). A run without DRBD peers has no such figure."""
+    def drbd(sent, other=4096):
+        r = rec(obs=observed(net=[{'name': 'eth0', 'tx_bytes': other, 'rx_bytes': 0},
+                                  {'name': 'eth1', 'tx_bytes': sent, 'rx_bytes': 0}]))
+        r['params']['guards'] = {'observe_toward': ['198.19.79.12']}
+        return r
+    written = write_figures(observed())[0]
+    ex, _flags = explain_cell([drbd(int(written * 1.02)), drbd(int(written * 1.01)), drbd(int(written * 1.05))])
+    assert ex['link'] == {'ratio': pytest.approx(1.02, abs=1e-4), 'interface': 'eth1', 'runs': 3}
+    assert '1.02 bytes over eth1 toward the DRBD peer per byte written' in ex['line']
+    alone, _flags = explain_cell([drbd(1000, other=2000)])
+    assert alone['link']['interface'] == 'eth0' and alone['link']['ratio'] < 0.01
+    plain = rec(obs=observed(net=[{'name': 'eth0', 'tx_bytes': written, 'rx_bytes': 0}]))
+    assert explain_cell([plain])[0]['link'] is None and 'DRBD' not in explain_cell([plain])[0]['line']

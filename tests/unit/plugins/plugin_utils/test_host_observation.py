@@ -275,3 +275,19 @@ def test_a_together_step_agrees_on_the_longest_delay_its_runs_ask_for():
                                    benchmarks=[{'name': 'dd', 'tool': 'dd', 'params': {'test': 'write', 'size': '8M'}}]),
                               inventory_hosts=['h1', 'h2']), {'h1': {}, 'h2': {}})
     assert [x['start_delay_s'] for b in dd if b['together'] for x in b['hosts'].values()] == [None, None]
+
+
+def test_a_drbd_host_observes_its_own_links_toward_its_peers():
+    """A DRBD node's runs carry its peers' addresses (guards.observe_toward): its own observer counts
+    what its replication links sent during the run, on its own clock (inventory peer or not)."""
+    node = dict(DRBD, drbd_node_name='p1')
+    plan = _plan(reps=1)
+    (batch,) = _batches(plan, {'h1': node, 'p2': {}})
+    (run,) = batch['hosts']['h1']['runs']
+    assert run['guards']['observe_toward'] == ['10.0.0.2', 'fd00::3']
+    # observation off: nothing to observe toward
+    (batch,) = _batches(_plan(reps=1, methodology={'observe_interval_s': 0}), {'h1': node, 'p2': {}})
+    assert 'observe_toward' not in (batch['hosts']['h1']['runs'][0].get('guards') or {})
+    # not a node of the resource (the fixture's nodes do not name h1): none
+    (batch,) = _batches(plan, {'h1': DRBD, 'p2': {}})
+    assert 'observe_toward' not in (batch['hosts']['h1']['runs'][0].get('guards') or {})
