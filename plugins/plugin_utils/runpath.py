@@ -118,18 +118,26 @@ def _address(addr):
     return addr.rsplit(':', 1)[0] if addr.count(':') == 1 else addr
 
 
+def _drbd_nodes(host, v):
+    """[(the resource's nodes, those of them that are this host)] of a DRBD host's drbd_resources (a
+    node is this host by its name: drbd_node_name, the inventory name or its first label)."""
+    me = set(str(x) for x in (v.get('drbd_node_name'), host, host.split('.')[0]) if x)
+    out = []
+    for res in v.get('drbd_resources') or []:
+        nodes = [n for n in (res.get('nodes') or []) if isinstance(n, dict)] if isinstance(res, dict) else []
+        out.append((nodes, [n for n in nodes if str(n.get('name')) in me]))
+    return out
+
+
 def drbd_peers(host, v, hostvars):
     """[(peer inventory host, [its backing disks], this host's replication address)] of a DRBD host's
     resources: the other nodes the inventory names (a node's name, as `uname -n` prints it, that is an
     inventory host); a peer no host of the inventory is named after is not observed."""
-    me = set(str(x) for x in (v.get('drbd_node_name'), host, host.split('.')[0]) if x)
     out = {}
-    for res in v.get('drbd_resources') or []:
-        nodes = [n for n in (res.get('nodes') or []) if isinstance(n, dict)] if isinstance(res, dict) else []
-        mine = [n for n in nodes if str(n.get('name')) in me]
+    for res, (nodes, mine) in zip(v.get('drbd_resources') or [], _drbd_nodes(host, v)):
         for n in nodes:
             name = str(n.get('name'))
-            if name in me or name not in hostvars:
+            if n in mine or name not in hostvars:
                 continue
             disks, toward = out.setdefault(name, ([], []))
             disk = n.get('disk') or res.get('disk')
@@ -146,15 +154,11 @@ def drbd_links(host, v):
     """The addresses of a DRBD host's peers in the resources it is a node of (inventory hosts or
     not): the target observes its own interfaces toward them (guards.observe_toward), so the bytes
     its replication link carried during the run are counted on the target's own clock."""
-    me = set(str(x) for x in (v.get('drbd_node_name'), host, host.split('.')[0]) if x)
     out = []
-    for res in v.get('drbd_resources') or []:
-        nodes = [n for n in (res.get('nodes') or []) if isinstance(n, dict)] if isinstance(res, dict) else []
-        if not any(str(n.get('name')) in me for n in nodes):
-            continue
-        for n in nodes:
+    for nodes, mine in _drbd_nodes(host, v):
+        for n in nodes if mine else ():
             a = _address(n.get('address'))
-            if str(n.get('name')) not in me and a and a not in out:
+            if n not in mine and a and a not in out:
                 out.append(a)
     return out
 
