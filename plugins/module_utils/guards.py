@@ -21,6 +21,9 @@
   ran together, plugin_utils/measurements.py).
 - `observe_interval_s`: the matrix's methodology.observe_interval_s, carried to the module with the
   run's guards (module_utils/benchrun.py samples at that interval; 0 turns observation off).
+- `observe_toward`: set by the bench_run role on a DRBD host: its peers' addresses; the run's
+  observation counts the interfaces it reaches them through (module_utils/benchrun.py), so its
+  replication link's bytes are in the record.
 - `drbd`: set by the bench_run role on a DRBD host: the state of its resources right before the run
   (after waiting for UpToDate), recorded as is; the analysis flags the run when one was not
   UpToDate or resyncing (plugin_utils/traps.py).
@@ -58,15 +61,18 @@ DEFAULTS = {
     'start_at': None,
     'processes': None,
     'observe_interval_s': None,
+    'observe_toward': None,
 }
 _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct': (int, float), 'quiesce_wait_s': (int, float),
           'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
           'concurrency': (int, type(None)), 'drbd': (list, type(None)),
           'start_at': (int, float, type(None)), 'processes': (list, type(None)),
-          'observe_interval_s': (int, float, type(None))}
+          'observe_interval_s': (int, float, type(None)), 'observe_toward': (list, type(None))}
 
 
-_LISTS = {'drbd': 'a list of DRBD resource states', 'processes': 'a list of process names'}
+_LISTS = {'drbd': 'a list of DRBD resource states', 'processes': 'a list of process names',
+          'observe_toward': 'a list of host names or addresses'}
+_ADDRESS_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.:%-]{0,252}$')
 _NUMBERS = ('max_load_per_cpu', 'max_other_cpu_pct', 'quiesce_wait_s', 'cooldown_s', 'observe_interval_s',
             'concurrency')
 # The mark every tool a benchmark module starts carries in its environment: its run's id
@@ -96,6 +102,9 @@ def normalize(guards):
             raise GuardError('guards.%s: expected %s, got %r' % (key, kind, value))
         if key == 'processes' and value is not None and not all(isinstance(n, str) and n for n in value):
             raise GuardError('guards.processes: expected %s, got %r' % (_LISTS[key], value))
+        if key == 'observe_toward' and value is not None and not all(
+                isinstance(a, str) and _ADDRESS_RE.match(a) for a in value):
+            raise GuardError('guards.observe_toward: expected %s, got %r' % (_LISTS[key], value))
         if key in _NUMBERS[:-1] and value is not None and value < 0:
             raise GuardError('guards.%s: must not be negative, got %r' % (key, value))
         if key == 'concurrency' and value is not None and value < 1:
@@ -356,6 +365,8 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
         record['concurrency'] = g['concurrency']
     if g['drbd'] is not None:
         record['drbd'] = g['drbd']
+    if g['observe_toward']:
+        record['observe_toward'] = list(g['observe_toward'])
     if g['cooldown_s']:
         sleep(g['cooldown_s'])
     if g['quiesce']:

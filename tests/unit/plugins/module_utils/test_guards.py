@@ -35,6 +35,10 @@ def test_defaults_and_bad_options_name_the_field():
         normalize({'warmup': 'yes'})
     with pytest.raises(GuardError, match=r'guards\.drbd: expected a list of DRBD resource states'):
         normalize({'drbd': 'UpToDate'})
+    assert normalize({'observe_toward': ['198.19.79.12', 'fd00::2', 'peer-2.lab']})['observe_toward'][2] == 'peer-2.lab'
+    for bad in ('10.0.0.2', ['10.0.0.2 -x'], ['$(reboot)'], [''], [7]):
+        with pytest.raises(GuardError, match=r'guards\.observe_toward: expected a list of host names or addresses'):
+            normalize({'observe_toward': bad})
 
 
 def test_quiet_verdict():
