@@ -241,8 +241,9 @@ def host_cost(rec, host=None):
     the guest's throughput: the CPU seconds of the host's kernel threads in the window (loop and DRBD
     workers, writeback, jbd2, vhost: ``kernel_cpu_s_per_gb``) and the host's busy CPU outside the
     guest's own cgroup (``cpu_s_per_gb``: those and any other work; a DRBD peer, with no guest: all of
-    it). {host, role, cpu_s, kernel_cpu_s, gb, cpu_s_per_gb, kernel_cpu_s_per_gb, guest_mbs,
-    outside_guest}, or None (no host observed, or the tool's bytes unknown)."""
+    it), and the guest's own cgroup there (``guest_cpu_s_per_gb``: for a KVM guest all of qemu, its
+    vCPUs and I/O threads). {host, role, cpu_s, kernel_cpu_s, gb, cpu_s_per_gb, kernel_cpu_s_per_gb,
+    guest_cpu_s_per_gb, guest_mbs, outside_guest}, or None (no host observed, or the tool's bytes unknown)."""
     obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else {}
     host = host if host is not None else obs.get('host')
     if not isinstance(host, dict):
@@ -264,6 +265,9 @@ def host_cost(rec, host=None):
            'outside_guest': cpu.get('guest_cpu_s') is not None}
     if cpu.get('kthread_cpu_s') is not None:
         out.update(kernel_cpu_s=cpu['kthread_cpu_s'], kernel_cpu_s_per_gb=round(cpu['kthread_cpu_s'] / gb, 3))
+    if cpu.get('guest_cpu_s') is not None:
+        # the guest's own cgroup on the host: for a KVM guest all of qemu (vCPUs and I/O threads)
+        out['guest_cpu_s_per_gb'] = round(cpu['guest_cpu_s'] / gb, 3)
     return out
 
 
@@ -400,16 +404,21 @@ def cell_host_cost(records):
     out = {'host': costs[0]['host'], 'role': costs[0]['role'], 'outside_guest': costs[0]['outside_guest'],
            'cpu_s_per_gb': round(_median([c['cpu_s_per_gb'] for c in costs]), 3),
            'guest_mbs': round(_median([c['guest_mbs'] for c in costs]), 2), 'runs': len(costs)}
-    kernel = [c['kernel_cpu_s_per_gb'] for c in costs if c.get('kernel_cpu_s_per_gb') is not None]
-    if kernel:
-        out['kernel_cpu_s_per_gb'] = round(_median(kernel), 3)
+    for key in ('kernel_cpu_s_per_gb', 'guest_cpu_s_per_gb'):
+        values = [c[key] for c in costs if c.get(key) is not None]
+        if values:
+            out[key] = round(_median(values), 3)
     return out
 
 
 def _cost_text(cost):
     who = 'outside the guest' if cost['outside_guest'] else 'on that host'
-    kernel = (' (%s in its kernel threads)' % _fmt(cost['kernel_cpu_s_per_gb'])
-              if cost.get('kernel_cpu_s_per_gb') is not None else '')
+    inside = []
+    if cost.get('kernel_cpu_s_per_gb') is not None:
+        inside.append('%s in its kernel threads' % _fmt(cost['kernel_cpu_s_per_gb']))
+    if cost.get('guest_cpu_s_per_gb') is not None:
+        inside.append('the guest itself %s' % _fmt(cost['guest_cpu_s_per_gb']))
+    kernel = ' (%s)' % '; '.join(inside) if inside else ''
     return 'host %s: %s CPU s per GB moved %s%s, guest %s MB/s' % (
         cost['host'], _fmt(cost['cpu_s_per_gb']), who, kernel, _fmt(cost['guest_mbs'], 1))
 

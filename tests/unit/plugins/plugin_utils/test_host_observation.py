@@ -142,7 +142,10 @@ def test_amend_puts_the_hosts_observation_on_the_runs_records():
     assert two['host']['name'] == 'hv' and [p['name'] for p in two['peers']] == ['p2']
     # the line of the cell says the cost
     explained, _flags = explain_cell([rec])
-    assert 'host hv: 1.49 CPU s per GB moved outside the guest (0.37 in its kernel threads), guest 268.4 MB/s' \
+    assert host['cost']['guest_cpu_s_per_gb'] == round(0.8 / (512 * 2 ** 20 / 1e9), 3)
+    assert 'guest_cpu_s_per_gb' not in host_cost(rec, dict(host, cpu=dict(host['cpu'], guest_cpu_s=None)))
+    assert 'host hv: 1.49 CPU s per GB moved outside the guest (0.37 in its kernel threads; the guest itself 1.49), ' \
+        'guest 268.4 MB/s' \
         in explained['line'], explained['line']
 
 
