@@ -361,12 +361,9 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
     warnings = []
     record = {'quiesce': g['quiesce'], 'cooldown_s': g['cooldown_s'], 'warmup': g['warmup'],
               'hypervisor_caches_dropped': g['hypervisor_caches_dropped']}
-    if g['concurrency'] is not None:
-        record['concurrency'] = g['concurrency']
-    if g['drbd'] is not None:
-        record['drbd'] = g['drbd']
-    if g['observe_toward']:
-        record['observe_toward'] = list(g['observe_toward'])
+    for key in ('concurrency', 'drbd', 'observe_toward'):
+        if g[key] is not None:
+            record[key] = g[key]
     if g['cooldown_s']:
         sleep(g['cooldown_s'])
     if g['quiesce']:
