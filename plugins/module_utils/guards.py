@@ -85,6 +85,11 @@ _MARK_SHOWN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$')
 PF_KTHREAD = 0x00200000
 
 
+def is_address(value):
+    """Whether a guards.observe_toward item is a plain host name or address (data, never syntax)."""
+    return isinstance(value, str) and bool(_ADDRESS_RE.match(value))
+
+
 class GuardError(ValueError):
     """A guards option of the wrong name or type; the message names it."""
 
@@ -102,8 +107,7 @@ def normalize(guards):
             raise GuardError('guards.%s: expected %s, got %r' % (key, kind, value))
         if key == 'processes' and value is not None and not all(isinstance(n, str) and n for n in value):
             raise GuardError('guards.processes: expected %s, got %r' % (_LISTS[key], value))
-        if key == 'observe_toward' and value is not None and not all(
-                isinstance(a, str) and _ADDRESS_RE.match(a) for a in value):
+        if key == 'observe_toward' and value is not None and not all(is_address(a) for a in value):
             raise GuardError('guards.observe_toward: expected %s, got %r' % (_LISTS[key], value))
         if key in _NUMBERS[:-1] and value is not None and value < 0:
             raise GuardError('guards.%s: must not be negative, got %r' % (key, value))

@@ -49,6 +49,7 @@ import os
 
 import yaml
 
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import is_address
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
 
 # The most runs of one host in one batch: a longer batch saves nothing more, and one module
@@ -158,7 +159,9 @@ def drbd_links(host, v):
     for nodes, mine in _drbd_nodes(host, v):
         for n in nodes if mine else ():
             a = _address(n.get('address'))
-            if n not in mine and a and a not in out:
+            # an address the guard would refuse (say DRBD's `ipv4 10.0.0.2:7788` form) is not
+            # observed rather than failing the run
+            if n not in mine and is_address(a) and a not in out:
                 out.append(a)
     return out
 

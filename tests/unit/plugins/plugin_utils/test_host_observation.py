@@ -288,6 +288,11 @@ def test_a_drbd_host_observes_its_own_links_toward_its_peers():
     (batch,) = _batches(plan, {'h1': node, 'p2': {}})
     (run,) = batch['hosts']['h1']['runs']
     assert run['guards']['observe_toward'] == ['10.0.0.2', 'fd00::3']
+    # an address the guard would refuse is left out (not observed) rather than failing the run
+    odd = dict(node, drbd_resources=[dict(node['drbd_resources'][0], nodes=node['drbd_resources'][0]['nodes'] + [
+        {'name': 'p4', 'address': 'ipv4 10.0.0.4:7788'}])])
+    (batch,) = _batches(_plan(reps=1), {'h1': odd, 'p2': {}})
+    assert batch['hosts']['h1']['runs'][0]['guards']['observe_toward'] == ['10.0.0.2', 'fd00::3']
     # observation off: nothing to observe toward
     (batch,) = _batches(_plan(reps=1, methodology={'observe_interval_s': 0}), {'h1': node, 'p2': {}})
     assert 'observe_toward' not in (batch['hosts']['h1']['runs'][0].get('guards') or {})
