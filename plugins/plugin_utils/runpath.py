@@ -286,7 +286,7 @@ def plan_batches(plan, steps, together, keys, describe, hostvars):
         runs = dict((host, carried(plan['runs'][i], i, n, keys, describe, hostvars)) for host, i in step.items())
         if together[n] and len(runs) > 1:
             # guests measured at once on purpose: each one's host observer would count the others'
-            # work as the host's (host_busy) and its start would spread the agreed start; not observed
+            # work as the host's (host_busy); not observed
             for r in runs.values():
                 r['phases'] = [ph for ph in r['phases'] if not ph.get('observes')]
         joinable = not together[n] and all(batchable(r) for r in runs.values())
@@ -587,8 +587,6 @@ def amend_records(held, run, done, host_of=None):
     return out
 
 
-LOCAL_HOSTS = ('localhost', '127.0.0.1', '::1')
-
 
 def local_observers(results, hostvars):
     """[(pid, pid_start)] of the observers the run's start phases started on this controller (a host
@@ -600,7 +598,7 @@ def local_observers(results, hostvars):
         if not (item.get('observes') and item.get('at') == 'start') or res.get('phase_failed') or res.get('failed'):
             continue
         v = hostvars.get(item.get('host')) or {}
-        local = v.get('ansible_connection') == 'local' or (item.get('host') in LOCAL_HOSTS and not v.get('ansible_host'))
+        local = v.get('ansible_connection') == 'local' or (item.get('host') in LOCALHOST and not v.get('ansible_host'))
         if local and isinstance(res.get('pid'), int) and res.get('pid_start') is not None:
             out.append((res['pid'], res['pid_start']))
     return out
