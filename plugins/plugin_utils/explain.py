@@ -117,16 +117,12 @@ def is_read(rec):
     return moved('read_') and not moved('write_')
 
 
-def _pending(observed):
+def _pending(observed, at_start=False):
+    """Dirty and writeback memory (the machine's, not only the tool's) when the window closed, or
+    when it opened: at most that much of what the devices received in the window may be older
+    writes the kernel flushed then."""
     mem = observed.get('memory') or {}
-    return (mem.get('dirty_end_bytes') or 0) + (mem.get('writeback_end_bytes') or 0)
-
-
-def _pending_at_start(observed):
-    """Dirty and writeback memory when the window opened (the machine's, not only the tool's): at
-    most that much of what the devices received in the window may be older writes flushed then."""
-    mem = observed.get('memory') or {}
-    return sum(max(0, (mem.get('%s_end_bytes' % k) or 0) - (mem.get('%s_delta_bytes' % k) or 0))
+    return sum(max(0, (mem.get('%s_end_bytes' % k) or 0) - ((mem.get('%s_delta_bytes' % k) or 0) if at_start else 0))
                for k in ('dirty', 'writeback'))
 
 
@@ -152,7 +148,7 @@ def run_verdicts(rec):
             out.append(_verdict(WRITES_ELIDED, '%s bytes reached %s per byte written: the storage skipped or '
                                                'compressed them' % (_fmt(ratio), dev['name']), ratio, 'bytes/byte',
                                 dev['name']))
-        elif ratio > AMPLIFIED_ABOVE and reached - _pending_at_start(obs) > AMPLIFIED_ABOVE * written:
+        elif ratio > AMPLIFIED_ABOVE and reached - _pending(obs, at_start=True) > AMPLIFIED_ABOVE * written:
             # (not when the excess may be older dirty data the kernel flushed during the window: a
             # tool that does not sync, such as bzip2 writing its output after its input was made)
             out.append(_verdict(WRITE_AMPLIFIED, '%s bytes reached %s per byte written (%.1fx: journal, meta-data, '
