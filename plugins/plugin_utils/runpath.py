@@ -587,7 +587,6 @@ def amend_records(held, run, done, host_of=None):
     return out
 
 
-
 def local_observers(results, hostvars):
     """[(pid, pid_start)] of the observers the run's start phases started on this controller (a host
     reached with the local connection), from their results: what the run path stops by their recorded
