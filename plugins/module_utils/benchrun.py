@@ -106,6 +106,7 @@ class BenchRun(object):
         self.mark = owner_mark(module.params.get('run_id'))
         self._others = None
         self._measured = False
+        self._watched = None        # (layers, interfaces) found by measure(), before the guards
         self.devices_written = []
         self.observe_interfaces = []
         self.link_rates = {}
@@ -227,8 +228,11 @@ class BenchRun(object):
     # -- measuring ------------------------------------------------------------------------
 
     def measure(self, params, warnings=None, competing=None):
-        """The methodology guards, right before the measurement."""
+        """The methodology guards, right before the measurement. What the observer watches is found
+        first: the guards end at the agreed moment (guards.start_at), and nothing that takes time
+        (the layer stack, the routes toward a peer) may come between that moment and the tool."""
         warnings = self.warnings if warnings is None else warnings
+        self._watched = self._watch_list() if self.observe_interval() > 0 and not self.check_mode else None
         self._others = OtherRuns(self.mark)
         done = start_measurement(self.module, params, warnings, competing=competing, others=self._others)
         self._guard = (done, warnings)    # the next run() measures the other processes' CPU
@@ -252,15 +256,21 @@ class BenchRun(object):
         interval = self.observe_interval()
         if interval <= 0 or self.check_mode:
             return None
+        layers, interfaces = self._watched or self._watch_list()
+        return Observer(interval, layers, interfaces=interfaces, link_rates=self.link_rates)
+
+    def _watch_list(self):
+        """(layers, interfaces) an observer of this run watches: the layer stack under the run's path
+        (or the devices it writes), the interfaces the module named and the links toward the hosts the
+        run's writes go to as well (a DRBD peer: guards.observe_toward)."""
         layers = []
         targets = self.devices_written or [t for t in [self.module.params.get('path')] if t]
         for t in targets:
             layers.extend(target_layers(t))
         interfaces = list(self.observe_interfaces)
-        # the links toward the hosts the run's writes go to as well (a DRBD peer: guards.observe_toward)
         for address in (self.module.params.get('guards') or {}).get('observe_toward') or []:
             interfaces.extend(n for n in route_interfaces(str(address)) if n not in interfaces)
-        return Observer(interval, layers, interfaces=interfaces, link_rates=self.link_rates)
+        return layers, interfaces
 
     def _keep_observation(self, argv, obs, tool=None):
         observed, series = obs.stop(tool)

@@ -473,11 +473,12 @@ def client_main(module, p):
                 if err:
                     module.fail_json(msg=err, **br.result)
                 br.result['pid'] = proc.pid
-            br.measure(params, warnings, competing=competing_except_own_server(port, p['guards']))
             if br.observe_interval() > 0:
-                # observed: the interface towards the server, and its shaping rate where tc shows one
+                # observed: the interface towards the server, and its shaping rate where tc shows one;
+                # found before the guards, which end at the agreed moment (tc costs seconds in a slow guest)
                 br.observe_interfaces = route_interfaces(p['server'])
                 br.link_rates = shaping_rates(module, br.observe_interfaces)
+            br.measure(params, warnings, competing=competing_except_own_server(port, p['guards']))
             records = measure_client(br, argv, p, records_args)
         finally:
             if proc is not None:

@@ -120,3 +120,21 @@ def test_an_observed_run_of_a_batch_is_stopped_by_the_stop_file(tmp_path):
         timer.cancel()
     assert result['failed'] and result['msg'].endswith('stopped: the controller that ran the batch went away'), result
     assert _sleep_gone() and list(tmp_path.iterdir()) == []
+
+
+def test_what_is_watched_is_found_before_the_agreed_moment(tmp_path, monkeypatch):
+    """The guards end at guards.start_at; the layer stack and the routes toward a peer (seconds of
+    work in a slow guest: CI's TCG guest started its iperf 2.7 s past the agreed moment while tc
+    ran after it) are found before, not between that moment and the tool."""
+    import time
+    from ansible_collections.benchlab.bench.plugins.module_utils import benchrun
+    calls = []
+    layers, routes = benchrun.target_layers, benchrun.route_interfaces
+    monkeypatch.setattr(benchrun, 'target_layers', lambda t: calls.append(('layers', time.time())) or layers(t))
+    monkeypatch.setattr(benchrun, 'route_interfaces', lambda a: calls.append(('route', time.time())) or routes(a))
+    start_at = time.time() + 0.5
+    result, res = observed_run(tmp_path, guards={'quiesce': False, 'start_at': start_at,
+                                                 'observe_toward': ['127.0.0.1']})
+    assert sorted(name for name, _t in calls) == ['layers', 'route'], calls
+    assert all(t < start_at for _name, t in calls), (start_at, calls)
+    assert res.observed['stack'][0]['name'] == str(tmp_path) and [n['name'] for n in res.observed['net']] == ['lo'], res.observed['net']
