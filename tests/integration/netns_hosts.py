@@ -64,19 +64,24 @@ class Fleet(object):
         """Environment entries for ansible-playbook: ssh control masters kept in the fleet's dir."""
         return {'ANSIBLE_SSH_CONTROL_PATH_DIR': str(self.control), 'ANSIBLE_HOST_KEY_CHECKING': 'False'}
 
-    def cut(self, name):
-        """The host becomes unreachable: its sshd stops and its link goes down."""
+    def cut(self, name, others_connected=False):
+        """The host becomes unreachable: its sshd stops and its link goes down. Ansible's ssh control
+        masters are stopped (a master to a host whose link is down would wait for TCP to give up):
+        every master, or with others_connected only the cut host's, so that a task running on
+        another host over its master goes on."""
         proc = self.sshd.pop(name, None)
         if proc:
             proc.terminate()
             proc.wait(timeout=10)
         sh('ip', 'netns', 'exec', self.namespaces[name], 'ip', 'link', 'set', 'eth0', 'down', check=False)
         kill_namespace_processes(self.namespaces[name])
-        self._kill_control_masters()
+        self._kill_control_masters(self.hosts[name] if others_connected else None)
 
-    def _kill_control_masters(self):
+    def _kill_control_masters(self, address=None):
         for pid in processes_with(self.control):
             try:
+                if address is not None and address.encode() not in Path('/proc/%d/cmdline' % pid).read_bytes().split(b'\0'):
+                    continue
                 os.kill(pid, signal.SIGTERM)
             except OSError:
                 pass

@@ -171,3 +171,71 @@ def test_async_runs_finish_and_a_timeout_stops_a_run_as_a_failed_cell(tmp_path, 
     time.sleep(2)
     assert processes_with(data) == [], 'the timed-out fio survived'
     assert list(data.iterdir()) == []  # its work directory was removed too
+
+
+def _in_namespace(ns, comm):
+    out = subprocess.run(['ip', 'netns', 'pids', ns], capture_output=True, text=True, check=False).stdout.split()
+    for pid in out:
+        try:
+            if Path('/proc/%s/comm' % pid).read_text().strip() == comm:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_a_lost_server_host_does_not_leave_the_observer_below_the_run_running(tmp_path, env):
+    """node01 is a guest of this controller (bench_hypervisor_host: localhost): each of its runs is
+    observed on localhost by an observer the run path starts before the run and stops after it. Its
+    iperf server host (node02) is lost once the client is done: the work after the run on node02
+    (stopping the server) is unreachable, and still the observer below the run is stopped, its state
+    directory removed and the run's record stored with what it saw (the observers were stopped, and
+    the held records stored, after that work, which never came)."""
+    if not Path('/usr/sbin/sshd').exists():
+        pytest.skip('openssh-server is not installed (.ci/run installs it)')
+    observers = set(Path('/var/tmp').glob('benchlab-observe-*'))
+    with ssh_hosts(2, tmp_path / 'fleet') as fleet:
+        inventory = fleet.inventory()
+        inventory['all']['hosts']['node01']['bench_hypervisor_host'] = 'localhost'
+        # no ssh control master to node02: a master to a host whose link went down waits for TCP
+        inventory['all']['hosts']['node02']['ansible_ssh_args'] = '-o ControlMaster=no'
+        inventory['all']['hosts']['localhost'] = {'ansible_connection': 'local',
+                                                  'ansible_python_interpreter': str(BIN / 'python')}
+        (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(inventory))
+        (tmp_path / 'data').mkdir()
+        matrix = write_matrix(tmp_path / 'matrix.yml', {
+            'name': 'lost-server', 'repetitions': 1, 'methodology': {'cooldown_s': 0, 'quiesce': False},
+            'cells': [{'name': 'guest', 'host': 'node01', 'path': str(tmp_path / 'data')}],
+            'benchmarks': [{'name': 'net', 'tool': 'iperf',
+                            'params': {'time': 3, 'port': 5397, 'server_host': 'node02',
+                                       'server_address': fleet.hosts['node02']}}]})
+        argv = [str(BIN / 'ansible-playbook'), 'playbooks/bench.yml', '-i', str(tmp_path / 'inventory.yml'),
+                '-e', '@%s' % matrix, '-e', 'bench_install_tools=false']
+        penv = dict(env, **fleet.env())
+        proc = subprocess.Popen(argv, cwd=str(REPO), env=penv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        seen = cut = False
+        try:
+            deadline = time.monotonic() + 240
+            while proc.poll() is None and time.monotonic() < deadline:
+                running = _in_namespace(fleet.namespaces['node01'], 'iperf3')
+                if not cut and seen and not running:
+                    fleet.cut('node02', others_connected=True)   # the client is done: its server host is lost
+                    cut = True
+                seen = seen or running
+                time.sleep(0.05)
+            out, _err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert cut, out[-3000:]
+    assert proc.returncode != 0, out[-3000:]
+    assert 'Stop observing the hosts below the runs' in out, out[-3000:]
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    results, lines = load_run(run_dir)
+    assert any(f.get('host') == 'node01' and 'unreachable' in f['msg'] for f in results['failed']), results['failed']
+    (rec,) = lines
+    assert rec['tool'] == 'iperf3' and rec['observed']['host']['name'] == 'localhost', rec.get('observed')
+    left = set(Path('/var/tmp').glob('benchlab-observe-*')) - observers
+    assert not left, 'left behind: %s\n%s' % (sorted(left), out[-6000:])
