@@ -28,12 +28,16 @@ def sh(*argv, check=True):
     return subprocess.run([str(a) for a in argv], check=check, capture_output=True, text=True)
 
 
+def namespace_pids(ns):
+    """The PIDs (strings) of the processes in network namespace `ns`."""
+    return sh('ip', 'netns', 'pids', ns, check=False).stdout.split()
+
+
 def kill_namespace_processes(ns):
     """Every process left in a namespace (sshd's per-connection children outlive the listener and,
     with the link down, never learn that the client left): they would keep the namespace and its
     veth alive after `ip netns del`."""
-    out = sh('ip', 'netns', 'pids', ns, check=False).stdout.split()
-    for pid in out:
+    for pid in namespace_pids(ns):
         try:
             os.kill(int(pid), signal.SIGKILL)
         except (OSError, ValueError):

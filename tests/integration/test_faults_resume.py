@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from conftest import BIN, REPO, interrupted, load_run, processes_with, run, run_dirs
-from netns_hosts import ssh_hosts
+from netns_hosts import namespace_pids, ssh_hosts
 
 
 def playbook(env, matrix_file, *extra):
@@ -174,8 +174,7 @@ def test_async_runs_finish_and_a_timeout_stops_a_run_as_a_failed_cell(tmp_path, 
 
 
 def _in_namespace(ns, comm):
-    out = subprocess.run(['ip', 'netns', 'pids', ns], capture_output=True, text=True, check=False).stdout.split()
-    for pid in out:
+    for pid in namespace_pids(ns):
         try:
             if Path('/proc/%s/comm' % pid).read_text().strip() == comm:
                 return True
