@@ -168,15 +168,20 @@ class PostgresStore(Store):
             cur.executemany(self._sql(text), rows)
 
     def _meta(self):
-        if self._one("SELECT to_regclass('benchlab.meta')")[0] is None:
-            return None
-        return dict(self._all('SELECT key, value FROM benchlab.meta'))
+        """(the tables of the schema benchlab, benchlab.meta as a dict or None). The table list is
+        one statement, so one snapshot: a controller creating the schema at this moment is seen not
+        at all or complete with its mark (two statements could see no mark, then its tables). The
+        catalog, not information_schema: tables this role may not read are listed too."""
+        tables = [r[0] for r in self._all(
+            "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'benchlab' AND c.relkind IN ('r', 'p', 'v', 'm', 'f')")]
+        if 'meta' not in tables:
+            return tables, None
+        return tables, dict(self._all('SELECT key, value FROM benchlab.meta'))
 
-    def _version(self, meta):
+    def _version(self, tables, meta):
         """The schema version of the benchlab history here (0: none yet), or HistoryError."""
         if meta is None:
-            tables = [r[0] for r in self._all("SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                              "'benchlab'")]
             if tables:
                 raise HistoryError('history database %s: the schema "benchlab" holds tables (%s) but not benchlab\'s mark '
                                    '(benchlab.meta): it is not a benchlab history and is left untouched'
@@ -192,7 +197,7 @@ class PostgresStore(Store):
                                % (self.location, meta.get('schema_version')))
 
     def _open(self, create):
-        version = self._version(self._meta())
+        version = self._version(*self._meta())
         if version == SCHEMA_VERSION:
             return
         if version > SCHEMA_VERSION:
@@ -208,7 +213,7 @@ class PostgresStore(Store):
         try:
             self.conn.execute('BEGIN')
             try:
-                version = self._version(self._meta())  # another controller may have done it meanwhile
+                version = self._version(*self._meta())  # another controller may have done it meanwhile
                 for step, statements in MIGRATIONS:
                     if step > version:
                         for statement in statements:

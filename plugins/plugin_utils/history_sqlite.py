@@ -272,7 +272,13 @@ class SqliteStore(Store):
             self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             self.conn.execute('PRAGMA busy_timeout = %d' % int(BUSY_TIMEOUT_S * 1000))
             self.conn.execute('PRAGMA foreign_keys = ON')
-            version = _recognise(self.conn, path)
+            # one read transaction: a writer creating the history at this moment is seen not at all
+            # or complete with its mark (statements apart could see no mark, then its tables)
+            self.conn.execute('BEGIN')
+            try:
+                version = _recognise(self.conn, path)
+            finally:
+                self.conn.execute('COMMIT')
             # SQLite opened the path itself: it must still be the file checked above
             after = os.lstat(path)
             if stat.S_ISLNK(after.st_mode) or (after.st_dev, after.st_ino) != ident:

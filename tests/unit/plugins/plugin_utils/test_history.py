@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -197,6 +198,58 @@ def test_concurrent_writers_in_two_processes(location, tmp_path):
     with open_store(location) as store:
         assert len(store.dump()['metrics']) == 50 * 39 * 2
     assert load_run(location, 'w2')['records'][0]['metrics']['throughput']['value'] == 1.0
+
+
+def _another_controller_makes_it_after_the_first_read(location, monkeypatch):
+    """Arm a hook: right after the first statement that reads what the history is (SQLite: PRAGMA
+    application_id; PostgreSQL: the store's first query), another controller makes the history in a
+    thread; the reader waits for it up to 3 s (it may be held by the reader's own read lock)."""
+    state = dict(armed=True)
+    done = []
+
+    def other():
+        with open_store(location) as store:
+            done.append(store.backend)
+
+    def fire():
+        if state['armed']:
+            state['armed'] = False
+            t = threading.Thread(target=other)
+            t.start()
+            t.join(3)
+            state['thread'] = t
+
+    if location.startswith('postgresql://'):
+        for name in ('_one', '_all'):
+            real = getattr(history_pg.PostgresStore, name)
+
+            def hooked(self, text, args=(), _real=real):
+                out = _real(self, text, args)
+                fire()
+                return out
+            monkeypatch.setattr(history_pg.PostgresStore, name, hooked)
+    else:
+        class Hooked(sqlite3.Connection):
+            def execute(self, sql, *args):
+                out = sqlite3.Connection.execute(self, sql, *args)
+                if sql == 'PRAGMA application_id':
+                    fire()
+                return out
+        real_connect = sqlite3.connect
+        monkeypatch.setattr(history_sqlite.sqlite3, 'connect', lambda *a, **kw: real_connect(*a, factory=Hooked, **kw))
+    return state, done
+
+
+def test_a_history_another_controller_makes_while_this_one_opens_it_is_recognised(location, monkeypatch):
+    """Two controllers store their first runs into a new history at once: the one whose reads of
+    the mark and the tables straddle the other's creation took it for a foreign database and lost
+    its run (CI, 2026-12-05: one of 8 import.yml runs into a fresh PostgreSQL not stored). The mark
+    and the tables are read in one snapshot: this one sees none of it, or all of it."""
+    state, done = _another_controller_makes_it_after_the_first_read(location, monkeypatch)
+    assert store_run(location, make_doc('r1', '2026-12-01T22:00:00Z')) == 'stored'
+    state['thread'].join(60)
+    assert not state['armed'] and done  # the other controller did make it meanwhile
+    assert [r['run_id'] for r in list_runs(location)] == ['r1']
 
 
 # -- between the backends ----------------------------------------------------------------------------
