@@ -30,6 +30,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.benchlab.bench.plugins.module_utils.guards import OWNER_ENV, owner_mark
 from ansible_collections.benchlab.bench.plugins.plugin_utils.compat import TargetModuleAction, benchmark_args
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_duration, printable, progress_line
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
@@ -91,17 +92,34 @@ sys.stdout.write(json.dumps({'done': done, 'spool': got.decode('utf-8', 'replace
 WAIT_S = 2
 # Stops the batch's module process (argv[1]) with SIGTERM, only while it is the process that started
 # at argv[2] (/proc/<pid>/stat field 22): a pid the kernel gave to another process is left alone.
+# Then waits up to argv[3] seconds for it to end (its cleanup: the tool stopped, its work directory
+# removed), so that a stopped playbook returns once nothing of its runs is left; prints "running"
+# when it has not ended by then.
 STOPPER = r'''
-import os, signal, sys
-pid, start = int(sys.argv[1]), sys.argv[2]
+import os, signal, sys, time
+pid, start, wait_s = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+def alive():
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return fields[19] == start and fields[0] not in ('Z', 'X')
+    except (IOError, OSError, IndexError):
+        return False
 try:
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    if fields[19] == start and fields[0] not in ('Z', 'X'):
+    if alive():
         os.kill(pid, signal.SIGTERM)
-except (IOError, OSError, IndexError):
+except OSError:
     pass
+end = time.time() + wait_s
+while alive() and time.time() < end:
+    time.sleep(0.05)
+sys.stdout.write('running' if alive() else 'ended')
 '''
+# How long a stopped batch's module is waited for (the stop of its tool, SIGKILL after a grace
+# period included, and a sync or cache drop under way that must end before it can act).
+STOP_WAIT_S = 60
+# How long a sampler stopped on this controller is waited for (its last snapshot, then its end).
+OBSERVER_STOP_WAIT_S = 10
 
 
 class ControllerGone(BaseException):
@@ -109,6 +127,9 @@ class ControllerGone(BaseException):
 
 
 def _gone(_signum, _frame):
+    # Ansible sends a worker SIGINT and right after it SIGTERM: the second must not cut the stop short
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
     raise ControllerGone()
 
 
@@ -139,6 +160,10 @@ class ActionModule(TargetModuleAction):
         self._vars = task_vars or {}
         self._session = current_run()
         self._ppid = os.getppid()
+        # the waiters this task starts on the host carry the run's mark (guards.OWNER_ENV): the batch's
+        # quiet verdict counts them, and the Ansible processes above them, as the run's own
+        run_id = args.get('run_id') or self._session.get('run_id')
+        self._mark = owner_mark(run_id) if run_id else None
         if args.get('amend'):
             return self._amend(args)
         if args.get('phase'):
@@ -266,6 +291,8 @@ class ActionModule(TargetModuleAction):
     def _wait(self, results_file, spool, offset, wait_s, interpreter=None):
         interp = shlex.split((interpreter or self._used_interpreter or '/usr/bin/python3').lstrip('#!').strip())
         argv = interp + ['-c', WAITER, results_file, spool or '', str(offset), '%.2f' % wait_s]
+        if self._mark:
+            argv = ['env', '%s=%s' % (OWNER_ENV, self._mark)] + argv
         res = self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
         text = (res.get('stdout') or '').strip()
         try:
@@ -279,16 +306,21 @@ class ActionModule(TargetModuleAction):
         self._low_level_execute_command('touch -- %s' % shlex.quote(spool + '.stop'), sudoable=True)
         if batch.get('pid') and batch.get('pid_start') is not None:
             interp = shlex.split((started.get('benchlab_interpreter') or '/usr/bin/python3').lstrip('#!').strip())
-            argv = interp + ['-c', STOPPER, str(batch['pid']), str(batch['pid_start'])]
-            self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
+            argv = interp + ['-c', STOPPER, str(batch['pid']), str(batch['pid_start']), str(STOP_WAIT_S)]
+            res = self._low_level_execute_command(' '.join(shlex.quote(a) for a in argv), sudoable=True)
+            if 'running' in (res.get('stdout') or ''):
+                display.warning('benchlab.bench.run_benchmark: the batch on %s (pid %s) has not ended %d s after it was '
+                                'stopped; its own cleanup removes its work directories when it ends'
+                                % (self._vars.get('inventory_hostname'), batch['pid'], STOP_WAIT_S))
 
     def _stop_observers(self):
         """The playbook is stopped while a run observed on this machine ran: its samplers (started by
         this run's start phases on a host reached without SSH, this controller) are stopped by their
         recorded pid while it still has its recorded start time. One on another host ends at its own
         limit (the run's time limit and a minute)."""
-        for pid, start in self._observers:
-            subprocess.run([sys.executable, '-c', STOPPER, str(pid), str(start)], check=False, timeout=30)
+        for pid, start, _state in self._observers:
+            subprocess.run([sys.executable, '-c', STOPPER, str(pid), str(start), str(OBSERVER_STOP_WAIT_S)],
+                           check=False, timeout=OBSERVER_STOP_WAIT_S + 20, stdout=subprocess.DEVNULL)
 
     def _forget(self, results_file):
         """Remove the async job's results file (this job's, by its exact path)."""

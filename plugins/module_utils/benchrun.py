@@ -43,6 +43,7 @@ Use (a module's ``main`` is ``run_module(argument_spec, run)``, ``run(module)`` 
         br.exit(bench_result=records[0])
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -58,8 +59,8 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.benchlab.bench.plugins.module_utils.common import describe, start_measurement
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
 from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
-    OWNER_ENV, WATCH_INTERVAL_S, OtherRuns, cpu_snapshot, other_cpu, other_runs_verdict, owner_mark, own_processes,
-    run_verdict)
+    OWNER_ENV, WATCH_INTERVAL_S, OtherRuns, cpu_snapshot, harness_processes, other_cpu, other_runs_verdict, owner_mark,
+    own_processes, process_mark, run_verdict)
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
     DEFAULT_INTERVAL_S, Observer, exited_totals, limited_by, route_interfaces, target_layers)
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import C_LOCALE, CommandResult, fail
@@ -77,8 +78,32 @@ class Interrupted(Exception):
     """The module received a stop signal while it ran (or its run's time was up)."""
 
 
+# While `depth` > 0 a stop signal is held (`pending`) and acted on when the last deferral ends: a
+# directory this run creates is then both made and known to its cleanup, never only made.
+_DEFERRED = {'depth': 0, 'pending': None}
+
+
 def _raise_interrupted(signum, _frame):
+    if _DEFERRED['depth']:
+        _DEFERRED['pending'] = signum
+        return
     raise Interrupted('benchmark module interrupted by signal %d' % signum)
+
+
+@contextlib.contextmanager
+def stop_deferred():
+    """Hold a stop signal that arrives inside the block until its end (then Interrupted is raised
+    there): for creating what the run must remove and recording it for its cleanup in one step
+    (the owner marker's fsync can take seconds on a busy disk, long enough for a stop to land)."""
+    _DEFERRED['depth'] += 1
+    try:
+        yield
+    finally:
+        _DEFERRED['depth'] -= 1
+        pending = _DEFERRED['pending']
+        if not _DEFERRED['depth'] and pending is not None:   # the stop wins over the block's own error
+            _DEFERRED['pending'] = None
+            _raise_interrupted(pending, None)
 
 
 def new_dry_run(tool):
@@ -192,8 +217,9 @@ class BenchRun(object):
             path = os.path.join(parent, 'benchlab-%s-%s' % (tool, PLACEHOLDER))
         else:
             p = self.module.params
-            path = create_workdir(parent, tool, run_id=p.get('run_id'), run_key=p.get('run_key'), keep=keep)
-            self.owned.append((path, keep))
+            with stop_deferred():
+                path = create_workdir(parent, tool, run_id=p.get('run_id'), run_key=p.get('run_key'), keep=keep)
+                self.owned.append((path, keep))
         if path not in self.dry['creates']:
             self.dry['creates'].append(path)
             if not keep:
@@ -282,29 +308,9 @@ class BenchRun(object):
         self.observations.append((list(argv), observed, series))
         return observed
 
-    def observed_call(self, argv, func):
-        """func() observed (for a tool a module runs through runner.run, such as iperf's client):
-        the tool's CPU is the children's rusage over the call."""
-        obs = self.new_observer() if self._measured else None
-        if obs is None:
-            return func()
-        import resource
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        obs.start()
-        try:
-            result = func()
-        except BaseException:
-            obs.cancel()
-            raise
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        ticks = obs.ticks
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        self._keep_observation(argv, obs, {'cpu_ticks': int(round(cpu * ticks)), 'io': {}})
-        return result
-
-    def run(self, argv, cwd=None, data=None):
-        """Run the tool (argv list) under the C locale, timed. With a work directory it runs in a
-        session of its own and the marker records its process group while it runs."""
+    def run(self, argv, cwd=None, data=None, verdict=True):
+        """Run the tool (argv list), C locale, timed, in a batch stopped at its deadline; with a work directory in
+        a session of its own (marker: its group). verdict=False: no quiet verdict (iperf's client, see iperf.py)."""
         if not isinstance(argv, (list, tuple)):
             raise TypeError('argv must be a list, not %r' % type(argv).__name__)
         argv = [str(a) for a in argv]
@@ -313,7 +319,7 @@ class BenchRun(object):
         env[OWNER_ENV] = self.mark    # other runs on this host see whose tool this is
         owned = [path for path, _keep in self.owned]
         own_session = bool(owned)
-        guard, self._guard = self._guard, None
+        guard, self._guard = (self._guard if verdict else None), None
         before = cpu_snapshot() if guard else None
         obs = self.new_observer() if self._measured else None
         if obs is not None:
@@ -422,17 +428,23 @@ class BenchRun(object):
                 others.watch()
             return out, err
 
-    @staticmethod
-    def _quiet_verdict(guard, before, window_s, sessions):
-        """guards.run_verdict over the run that just ended (the tool is reaped: its CPU is ours)."""
+    def _quiet_verdict(self, guard, before, window_s, sessions):
+        """guards.run_verdict over the run that just ended (the tool is reaped: its CPU is ours). Of the
+        processes that used CPU meanwhile, those carrying this run's mark are its harness (the waiter
+        that follows a batch in the background): they, their ancestors and descendants are ours."""
         after = cpu_snapshot()
         me = os.getpid()
         own = own_processes(before, me, sessions) | own_processes(after, me, sessions)
+        used = other_cpu(before, after, own)
+        marked = [pid for _ticks, pid in used if process_mark('/proc', pid) == self.mark]
+        if marked:
+            own |= harness_processes(after, marked)
+            used = other_cpu(before, after, own)
         try:
             ticks = os.sysconf('SC_CLK_TCK')
         except (ValueError, OSError):
             ticks = 100
-        run_verdict(guard[0], guard[1], other_cpu(before, after, own), window_s, ticks_per_s=ticks)
+        run_verdict(guard[0], guard[1], used, window_s, ticks_per_s=ticks)
 
     def stop_tool(self):
         """Stop the running tool's recorded processes (failure or interrupt)."""

@@ -128,7 +128,7 @@ def create_workdir(parent, tool, run_id=None, run_key=None, keep=False):
            'pid': os.getpid(), 'pgid': None, 'pid_start': None, 'keep': bool(keep)}
     try:
         _write_marker(workdir, doc)
-    except (OSError, IOError):
+    except BaseException:   # an I/O error, or a stop signal during its fsync: no directory without its marker
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     return workdir

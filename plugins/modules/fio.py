@@ -219,7 +219,7 @@ import hashlib
 import os
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module, stop_deferred
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA, fio_zero_warning
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
@@ -300,9 +300,10 @@ def keep_layout(module, p, workdir):
         return
     hold = batch.get('fio_hold', {}).get(key[0])
     if hold is None:
-        hold = create_workdir(p['path'], 'fio-layout', run_id=p['run_id'], run_key=p['run_key'])
-        batch.setdefault('fio_hold', {})[key[0]] = hold
-        batch['cleanup'].append(lambda: remove_tree(hold))
+        with stop_deferred():
+            hold = create_workdir(p['path'], 'fio-layout', run_id=p['run_id'], run_key=p['run_key'])
+            batch.setdefault('fio_hold', {})[key[0]] = hold
+            batch['cleanup'].append(lambda: remove_tree(hold))
     dst = os.path.join(hold, 'layout')
     os.rename(src, dst)
     batch['fio_layout'] = {'key': key, 'file': dst}

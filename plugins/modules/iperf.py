@@ -374,16 +374,17 @@ def check_client(module, p):
 
 def measure_client(br, argv, p, records_args):
     """Run the client; fail with iperf's own error, else return its records. The client runs
-    through runner.run, not br.run: no quiet verdict over the run is taken for iperf (its peer, an
-    iperf server of this host started by an earlier task, would read as other load), as before.
-    An iperf 2 UDP stream refused at its start (udp_stream_refused) starts the client again, up
-    to START_ATTEMPTS times in all, each time said in the record's warnings."""
+    through br.run without the quiet verdict (its peer, an iperf server of this host started by an
+    earlier task, would read as other load), so that in a batch it is stopped at its run's
+    timeout_s like every tool. An iperf 2 UDP stream refused at its start (udp_stream_refused)
+    starts the client again, up to START_ATTEMPTS times in all, each time said in the record's
+    warnings."""
     version = p['version']
     for attempt in range(1, START_ATTEMPTS + 1):
         if attempt > 1:
             time.sleep(START_PAUSE_S)   # the server's port opens again
         started = utc_now()
-        res = br.observed_call(argv, lambda: run(br.module, argv))
+        res = br.run(argv, verdict=False)
         refused = udp_stream_refused(version, p['udp'], p['parallel'], res.stdout, res.stderr)
         if attempt == START_ATTEMPTS or not refused:
             break

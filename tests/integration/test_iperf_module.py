@@ -245,10 +245,10 @@ PLAYBOOK = '''
 STOP = "stop on localhost"
 
 
-def run_tasks_file(env, tmp_path, item):
+def run_tasks_file(env, tmp_path, item, **run_options):
     plan = {'name': 'iperf-path', 'cells': [{'name': item['cell'], 'host': 'localhost', 'path': item['path'], 'labels': {}}],
             'benchmarks': [{'name': item['benchmark'], 'tool': 'iperf', 'params': item['params'], 'cells': [item['cell']]}],
-            'runs': [dict(item, guards={'quiesce': False, 'cooldown_s': 0}, async_s=0, poll_s=0)], 'gates': {}}
+            'runs': [dict(item, guards={'quiesce': False, 'cooldown_s': 0}, async_s=0, poll_s=0, **run_options)], 'gates': {}}
     play = tmp_path / 'play.yml'
     play.write_text(PLAYBOOK.format(plan=json.dumps(plan)))
     return run([BIN / 'ansible-playbook', '-i', REPO / 'inventories/local', play], env, timeout=120)
@@ -299,3 +299,20 @@ def test_bench_run_tasks_file_stops_the_server_when_the_client_fails(env, tmp_pa
     assert 'changed: [localhost] => (item=stop on localhost)' in out.split('PLAY RECAP')[0]
     time.sleep(0.2)
     assert iperf_processes([15733]) == []
+
+
+def test_a_client_still_running_at_its_timeout_is_stopped_by_its_module(env, tmp_path, iperf_guard):
+    # a 60 s client with a run timeout of 3 s: the module stops it at its deadline (it ran outside it
+    # before, until the controller gave up 60 s after the timeout); the run fails with the reason,
+    # the server phase is stopped after it and no iperf process is left
+    t0 = time.monotonic()
+    proc = run_tasks_file(env, tmp_path, item(15734, time=60), timeout_s=3)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode != 0, proc.stdout
+    assert 'still running after its timeout_s of 3 s: stopped' in proc.stdout, proc.stdout
+    assert STOP in proc.stdout
+    assert elapsed < 45, 'the client ran on past its timeout: %.0f s' % elapsed
+    # the role's last task fails the host with the run's own reason
+    assert '1 run(s) failed on localhost: net in host-lo #1' in proc.stdout, proc.stdout
+    time.sleep(0.2)
+    assert iperf_processes([15734]) == []

@@ -32,6 +32,7 @@ except ImportError:  # ansible-core < 2.19 (`make compat` runs the unit tests un
         finally:
             basic._ANSIBLE_ARGS = saved
 
+from ansible_collections.benchlab.bench.plugins.module_utils import benchrun as br
 from ansible_collections.benchlab.bench.plugins.module_utils import workdir as wd
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import space_needed
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
@@ -109,6 +110,72 @@ def test_cleanup_removes_only_this_runs_unkept_dirs_and_stops_only_their_groups(
     assert reasons[kept] == 'marker says keep: true'
     assert 'another run' in reasons[other_run] and 'another run' in reasons[other_key]
     assert reasons[str(user)].startswith('no marker')
+
+
+@pytest.fixture
+def stop_raises():
+    """SIGTERM handled as a benchmark module handles it (benchrun._raise_interrupted)."""
+    previous = signal.signal(signal.SIGTERM, br._raise_interrupted)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+def stop_during_fsync(monkeypatch):
+    """A real SIGTERM to this process the moment the owner marker is fsynced (on a busy disk that
+    fsync takes long enough for a stop to land in it)."""
+    real = os.fsync
+
+    def fsync(fd):
+        os.kill(os.getpid(), signal.SIGTERM)
+        real(fd)
+    monkeypatch.setattr(wd.os, 'fsync', fsync)
+
+
+def test_a_stop_during_the_marker_write_leaves_no_directory(tmp_path, monkeypatch, stop_raises):
+    stop_during_fsync(monkeypatch)
+    with pytest.raises(br.Interrupted):
+        wd.create_workdir(str(tmp_path), 'dd', run_id='r', run_key='k')
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stop_inside_stop_deferred_is_acted_on_at_its_end(stop_raises):
+    steps = []
+    with pytest.raises(br.Interrupted, match='signal %d' % signal.SIGTERM):
+        with br.stop_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)                 # the handler has run by now: held
+            steps.append('the block ran to its end')
+    assert steps == ['the block ran to its end']
+    with br.stop_deferred():                 # nothing pending is left over for a later block
+        steps.append('again')
+
+
+class ModuleFailed(Exception):
+    pass
+
+
+class FailingModule(object):
+    """What BenchRun uses of AnsibleModule; fail_json raises with the result."""
+    check_mode = False
+
+    def __init__(self):
+        self.params = dict(guards={'quiesce': False}, keep=False, run_id='r', run_key='k', labels={})
+        self.result = None
+
+    def fail_json(self, **result):
+        self.result = result
+        raise ModuleFailed()
+
+
+def test_a_run_stopped_while_it_makes_its_work_directory_removes_it(tmp_path, monkeypatch):
+    module = FailingModule()
+    stop_during_fsync(monkeypatch)
+    with pytest.raises(ModuleFailed):
+        with br.BenchRun(module, 'dd') as run:
+            run.workdir_in(str(tmp_path))
+            pytest.fail('the stop was not acted on')
+    assert 'interrupted by signal %d' % signal.SIGTERM in module.result['msg']
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_reused_pid_is_never_signalled(tmp_path, sleeper):

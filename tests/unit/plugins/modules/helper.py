@@ -132,7 +132,7 @@ def _run(module_name, case, tmp, capsys, monkeypatch):
     procs = Processes(case.get('run'), tmp)
     case = _subst(case, tmp)
 
-    def fake_benchrun(self, argv, cwd=None, data=None):
+    def fake_benchrun(self, argv, cwd=None, data=None, verdict=True):
         rc, out, err = procs.next(argv)
         return CommandResult([str(a) for a in argv], rc, out, err, 0.5)
 
