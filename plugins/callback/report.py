@@ -199,7 +199,9 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, RunLock,
                                                                             check_output_dir, new_run_id, read_jsonl,
                                                                             set_current_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import local_observers, stop_left_observers
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import records_of as _records_of
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import units
 
 HISTORY_MIN_FREE = 16 * 1024 * 1024
 
@@ -226,6 +228,7 @@ class CallbackModule(CallbackBase):
         self._held_records = {}    # records of a run observed on the hosts below it, until amended
         self.invalid = []
         self.failed = []
+        self.observers = []     # observers of the hosts below the runs started on this controller (local_observers)
         self.sysinfo = {}
         self.plan = None
         self.rundir = None
@@ -310,13 +313,16 @@ class CallbackModule(CallbackBase):
 
     @staticmethod
     def _warm_validators():
-        """Build the record and matrix schema validators in this process, before any task runs:
-        this process validates every record anyway, and the plan task's worker (a fork of it)
-        then finds the matrix validator ready instead of importing jsonschema and building it
-        again (~0.2 s of every play's fixed cost). A failure here is left to the real use."""
+        """Build the record and matrix schema validators and import the benchmark units in this
+        process, before any task runs: this process validates every record anyway, and each task's
+        worker (a fork of it) then finds them ready instead of importing jsonschema and building the
+        validator again (~0.2 s of every play's fixed cost) and importing every unit again (~0.1 s
+        in each of the plan, the install check, its role's condition and the schedule). A failure
+        here is left to the real use."""
         try:
             validate_record({})
             matrix_problems({})
+            units()
         except Exception:  # pylint: disable=broad-except
             pass
 
@@ -387,6 +393,29 @@ class CallbackModule(CallbackBase):
         self._keep_sysinfo(res, host)
         self._keep_series(res)
         self._keep_records(result, res, host)
+        self._note_observer(res)
+
+    def _note_observer(self, res):
+        """An observer of a host below a run, started on this controller by the run's start phase: if
+        its run's target becomes unreachable before the phase that stops it, the end stops it."""
+        item = res.get('item') if isinstance(res.get('item'), dict) else {}
+        if item.get('observes') and item.get('at') == 'start':
+            delegated = res.get('_ansible_delegated_vars') if isinstance(res.get('_ansible_delegated_vars'), dict) else {}
+            self.observers.extend(local_observers({0: res}, {item.get('host'): delegated}))
+
+    def _stop_left_observers(self):
+        """Stop the observers whose stop never came (stop_left_observers), each said on the terminal."""
+        if os.getpid() != self._pid or not self.observers:
+            return
+        observers, self.observers = self.observers, []
+        try:
+            stopped = stop_left_observers(observers)
+        except Exception as e:  # pylint: disable=broad-except
+            self._display.warning('benchlab.bench.report: the observers left running could not be stopped: %s' % e)
+            return
+        for path in stopped:
+            self._display.warning('benchlab.bench.report: an observer of a host below a run was still running at the end '
+                                  '(the run\'s target became unreachable before its stop): stopped, %s removed' % path)
 
     def _keep_records(self, result, res, host):
         """The records of a task result. Each carries its context (run id, repetition, step, cell key:
@@ -614,6 +643,7 @@ class CallbackModule(CallbackBase):
         return None
 
     def _at_exit(self):
+        self._stop_left_observers()
         if os.getpid() == self._pid and not self.reported and (self.records or self.plan):
             self._write_safely('interrupted')
         if os.getpid() == self._pid:
@@ -629,6 +659,7 @@ class CallbackModule(CallbackBase):
     # -- reporting --------------------------------------------------------------------------
 
     def v2_playbook_on_stats(self, stats):
+        self._stop_left_observers()
         if not (self.records or self.invalid or self.plan):
             self._unlock_run()
             return  # nothing ran (bench.yml stops at its first task when the preflight failed)

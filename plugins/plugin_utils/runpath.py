@@ -588,9 +588,10 @@ def amend_records(held, run, done, host_of=None):
 
 
 def local_observers(results, hostvars):
-    """[(pid, pid_start)] of the observers the run's start phases started on this controller (a host
-    reached with the local connection), from their results: what the run path stops by their recorded
-    pid when the playbook is stopped before its after phases."""
+    """[(pid, pid_start, state directory)] of the observers the run's start phases started on this
+    controller (a host reached with the local connection), from their results: what the run path
+    stops by their recorded pid when the playbook is stopped before its after phases, and what the
+    report callback stops at the end when those phases never came (stop_left_observers)."""
     out = []
     for res in results.values():
         item = res.get('item') if isinstance(res.get('item'), dict) else {}
@@ -599,5 +600,28 @@ def local_observers(results, hostvars):
         v = hostvars.get(item.get('host')) or {}
         local = v.get('ansible_connection') == 'local' or (item.get('host') in LOCALHOST and not v.get('ansible_host'))
         if local and isinstance(res.get('pid'), int) and res.get('pid_start') is not None:
-            out.append((res['pid'], res['pid_start']))
+            out.append((res['pid'], res['pid_start'], res.get('observe_id')))
+    return out
+
+
+def stop_left_observers(observers, proc='/proc'):
+    """At the end of a playbook: of `observers` (local_observers'), each whose state directory is
+    still there is stopped and its directory removed. Its stop after the run never came: the run's
+    target became unreachable during the run, and Ansible runs nothing more for such a host (no
+    `always`), so the sampler would go on until its max_s and leave its directory in /var/tmp. Only a
+    directory named as the observe module names its own, whose owner marker (ours, not a symlink)
+    records that very process and start time and no keep, is touched. Returns [directories removed]."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
+        PREFIX, read_marker, remove_tree, stop_recorded)
+    out = []
+    for pid, pid_start, workdir in observers:
+        real = os.path.realpath(workdir) if isinstance(workdir, str) else ''
+        if not os.path.basename(real).startswith(PREFIX + 'observe-') or not os.path.isdir(real):
+            continue    # stopped and removed by its after phase, as it should be
+        doc, _reason = read_marker(real)
+        if doc is None or doc.get('keep') or doc.get('pgid') != pid or str(doc.get('pid_start')) != str(pid_start):
+            continue
+        stop_recorded(pid, pid_start, grace=5.0, proc=proc)
+        remove_tree(real)
+        out.append(real)
     return out

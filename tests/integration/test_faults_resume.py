@@ -9,6 +9,7 @@
   the other hosts finish; the play ends non-zero.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.benchlab.bench.plugins.action.run_benchmark import STOP_WAIT_S
 from conftest import BIN, REPO, interrupted, load_run, processes_with, run, run_dirs
 from netns_hosts import namespace_pids, ssh_hosts
 
@@ -48,8 +50,17 @@ def test_signal_keeps_results_and_writes_an_interrupted_report_then_resume_compl
     assert 2 <= len(lines) < 6
     assert results['status'] == 'interrupted' and len(results['records']) == len(lines)
     assert 'interrupted' in (run_dir / 'report.md').read_text()
-    time.sleep(1)
-    assert processes_with(data) == [] and list(data.iterdir()) == [], out[-2000:]
+    if signum == signal.SIGINT:
+        # Ctrl-C: ansible-playbook returns once its workers have stopped the batch and the batch has
+        # cleaned up (the stopper waits for the module process to end)
+        assert processes_with(data) == [] and list(data.iterdir()) == [], out[-2000:]
+    else:
+        # SIGTERM: Ansible's own handler ends the main process at once; its workers stop the batch
+        # and wait for it (at most STOP_WAIT_S) in the background
+        deadline = time.monotonic() + STOP_WAIT_S + 10
+        while (processes_with(data) or list(data.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_with(data) == [] and list(data.iterdir()) == [], out[-2000:]
 
     # the same run id again: only the missing repetitions run
     proc2 = run(playbook(env, matrix), env)
@@ -183,6 +194,22 @@ def _in_namespace(ns, comm):
     return False
 
 
+def _start_guest_play(tmp_path, env, fleet, matrix, **extra):
+    """bench.yml started (Popen) with `matrix` on the fleet, node01 a guest of this controller
+    (bench_hypervisor_host: localhost: its runs are observed here); `extra`: more host variables."""
+    inventory = fleet.inventory()
+    inventory['all']['hosts']['node01']['bench_hypervisor_host'] = 'localhost'
+    for host, hostvars in extra.items():
+        inventory['all']['hosts'][host].update(hostvars)
+    inventory['all']['hosts']['localhost'] = {'ansible_connection': 'local',
+                                              'ansible_python_interpreter': str(BIN / 'python')}
+    (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(inventory))
+    argv = [str(BIN / 'ansible-playbook'), 'playbooks/bench.yml', '-i', str(tmp_path / 'inventory.yml'),
+            '-e', '@%s' % write_matrix(tmp_path / 'matrix.yml', matrix), '-e', 'bench_install_tools=false']
+    return subprocess.Popen(argv, cwd=str(REPO), env=dict(env, **fleet.env()), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
 def test_a_lost_server_host_does_not_leave_the_observer_below_the_run_running(tmp_path, env):
     """node01 is a guest of this controller (bench_hypervisor_host: localhost): each of its runs is
     observed on localhost by an observer the run path starts before the run and stops after it. Its
@@ -194,25 +221,15 @@ def test_a_lost_server_host_does_not_leave_the_observer_below_the_run_running(tm
         pytest.skip('openssh-server is not installed (.ci/run installs it)')
     observers = set(Path('/var/tmp').glob('benchlab-observe-*'))
     with ssh_hosts(2, tmp_path / 'fleet') as fleet:
-        inventory = fleet.inventory()
-        inventory['all']['hosts']['node01']['bench_hypervisor_host'] = 'localhost'
-        # no ssh control master to node02: a master to a host whose link went down waits for TCP
-        inventory['all']['hosts']['node02']['ansible_ssh_args'] = '-o ControlMaster=no'
-        inventory['all']['hosts']['localhost'] = {'ansible_connection': 'local',
-                                                  'ansible_python_interpreter': str(BIN / 'python')}
-        (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(inventory))
         (tmp_path / 'data').mkdir()
-        matrix = write_matrix(tmp_path / 'matrix.yml', {
+        proc = _start_guest_play(tmp_path, env, fleet, {
             'name': 'lost-server', 'repetitions': 1, 'methodology': {'cooldown_s': 0, 'quiesce': False},
             'cells': [{'name': 'guest', 'host': 'node01', 'path': str(tmp_path / 'data')}],
             'benchmarks': [{'name': 'net', 'tool': 'iperf',
                             'params': {'time': 3, 'port': 5397, 'server_host': 'node02',
-                                       'server_address': fleet.hosts['node02']}}]})
-        argv = [str(BIN / 'ansible-playbook'), 'playbooks/bench.yml', '-i', str(tmp_path / 'inventory.yml'),
-                '-e', '@%s' % matrix, '-e', 'bench_install_tools=false']
-        penv = dict(env, **fleet.env())
-        proc = subprocess.Popen(argv, cwd=str(REPO), env=penv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+                                       'server_address': fleet.hosts['node02']}}]},
+            # no ssh control master to node02: a master to a host whose link went down waits for TCP
+            node02={'ansible_ssh_args': '-o ControlMaster=no'})
         seen = cut = False
         try:
             deadline = time.monotonic() + 240
@@ -238,3 +255,87 @@ def test_a_lost_server_host_does_not_leave_the_observer_below_the_run_running(tm
     assert rec['tool'] == 'iperf3' and rec['observed']['host']['name'] == 'localhost', rec.get('observed')
     left = set(Path('/var/tmp').glob('benchlab-observe-*')) - observers
     assert not left, 'left behind: %s\n%s' % (sorted(left), out[-6000:])
+
+
+def test_an_unreachable_target_does_not_leave_the_observer_below_its_run_running(tmp_path, env):
+    """node01 is a guest of this controller (bench_hypervisor_host: localhost), its fio run observed on
+    localhost by an observer its start phase started. node01 itself is lost while fio runs: Ansible
+    runs nothing more for it (no `always`), so the phase that stops the observer never comes. The
+    report callback stops it at the end, by its recorded process, and removes its state directory
+    (without that, the sampler ran until its limit, the run's time and a minute, and its directory
+    stayed in /var/tmp)."""
+    if not Path('/usr/sbin/sshd').exists():
+        pytest.skip('openssh-server is not installed (.ci/run installs it)')
+    observers = set(Path('/var/tmp').glob('benchlab-observe-*'))
+    with ssh_hosts(1, tmp_path / 'fleet') as fleet:
+        (tmp_path / 'data').mkdir()
+        proc = _start_guest_play(tmp_path, env, fleet, {
+            'name': 'lost-target', 'repetitions': 1, 'methodology': {'cooldown_s': 0, 'quiesce': False},
+            'cells': [{'name': 'guest', 'host': 'node01', 'path': str(tmp_path / 'data')}],
+            'benchmarks': [{'name': 'fio-read', 'tool': 'fio',
+                            'params': {'rw': 'read', 'bs': '64k', 'size': '8M', 'runtime': 30, 'time_based': True}}]})
+        cut = False
+        try:
+            deadline = time.monotonic() + 240
+            while proc.poll() is None and time.monotonic() < deadline:
+                if not cut and _in_namespace(fleet.namespaces['node01'], 'fio'):
+                    running = set(Path('/var/tmp').glob('benchlab-observe-*')) - observers
+                    fleet.cut('node01')   # the target is lost while its run is observed below it
+                    cut = True
+                time.sleep(0.05)
+            out, _err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert cut, out[-3000:]
+    assert running, 'no observer was running below the run when its target was lost'
+    assert proc.returncode != 0, out[-3000:]
+    assert 'an observer of a host below a run was still running at the end' in out, out[-3000:]
+    left = set(Path('/var/tmp').glob('benchlab-observe-*')) - observers
+    assert not left, 'left behind: %s\n%s' % (sorted(left), out[-6000:])
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    results = json.loads((run_dir / 'results.json').read_text())   # no record came back: no results.jsonl
+    assert any(f.get('host') == 'node01' and 'unreachable' in f['msg'] for f in results['failed']), results['failed']
+
+
+def test_ctrl_c_during_an_observed_run_returns_with_nothing_of_the_run_left(tmp_path, env):
+    """node01 is a guest of this controller, its fio run observed on localhost. SIGINT to
+    ansible-playbook while fio runs: the report is written (interrupted), and at the moment the
+    playbook returns fio no longer runs on node01, the cell holds no work directory and the observer
+    below the run is stopped with its state directory removed."""
+    if not Path('/usr/sbin/sshd').exists():
+        pytest.skip('openssh-server is not installed (.ci/run installs it)')
+    observers = set(Path('/var/tmp').glob('benchlab-observe-*'))
+    data = tmp_path / 'data'
+    with ssh_hosts(1, tmp_path / 'fleet') as fleet:
+        data.mkdir()
+        proc = _start_guest_play(tmp_path, env, fleet, {
+            'name': 'ctrl-c-observed', 'repetitions': 1, 'methodology': {'cooldown_s': 0, 'quiesce': False},
+            'cells': [{'name': 'guest', 'host': 'node01', 'path': str(data)}],
+            'benchmarks': [{'name': 'fio-read', 'tool': 'fio',
+                            'params': {'rw': 'read', 'bs': '64k', 'size': '8M', 'runtime': 60, 'time_based': True}}]})
+        running = set()
+        try:
+            deadline = time.monotonic() + 240
+            while proc.poll() is None and time.monotonic() < deadline and not running:
+                if _in_namespace(fleet.namespaces['node01'], 'fio'):
+                    running = set(Path('/var/tmp').glob('benchlab-observe-*')) - observers
+                time.sleep(0.05)
+            assert running, 'no observer was running below the run while fio ran'
+            proc.send_signal(signal.SIGINT)
+            out, _err = proc.communicate(timeout=120)
+            # the moment it returned
+            fio_left = _in_namespace(fleet.namespaces['node01'], 'fio')
+            work_left = sorted(p.name for p in data.iterdir())
+            observers_left = set(Path('/var/tmp').glob('benchlab-observe-*')) - observers
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode != 0, out[-3000:]
+    assert 'SIGINT received, writing the report' in out, out[-3000:]
+    assert not fio_left and work_left == [], (work_left, out[-3000:])
+    assert not observers_left, 'left behind: %s\n%s' % (sorted(observers_left), out[-6000:])
+    (run_dir,) = run_dirs(tmp_path / 'runs')
+    assert json.loads((run_dir / 'results.json').read_text())['status'] == 'interrupted'

@@ -4,6 +4,7 @@ sampler cut to another machine's window) and what the explanation makes of them 
 host_verdict, host_cost). The live side: tests/integration/test_host_observe_live.py."""
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import expl
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    amend_records, by_name, drbd_peers, local_observers, observer_args, observer_phases, phase_args, plan_batches)
+    amend_records, by_name, drbd_peers, local_observers, observer_args, observer_phases, phase_args, plan_batches,
+    stop_left_observers)
+from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, proc_start_time, update_marker
 from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import plan_schedule
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'observe' / 'host-guest-cgroup'
@@ -176,11 +179,51 @@ def test_host_busy_is_work_that_is_not_the_guests(host, fires):
 def test_only_observers_on_this_controller_are_stopped_by_the_run_path():
     start = {'name': 'observe@localhost', 'at': 'start', 'host': 'localhost', 'observes': 'hypervisor'}
     remote = dict(start, name='observe@hv', host='hv')
-    results = by_name([dict(item=start, pid=42, pid_start=1234), dict(item=remote, pid=43, pid_start=5),
+    results = by_name([dict(item=start, pid=42, pid_start=1234, observe_id='/var/tmp/benchlab-observe-a'),
+                       dict(item=remote, pid=43, pid_start=5, observe_id='/var/tmp/benchlab-observe-b'),
                        dict(item={'name': 'server', 'at': 'before', 'host': 'localhost'}, pid=44, pid_start=6)])
     assert local_observers(results, {'localhost': {'ansible_connection': 'local'}, 'hv': {'ansible_host': '10.0.0.9'}}) \
-        == [(42, 1234)]
-    assert local_observers(results, {'hv': {'ansible_connection': 'local'}}) == [(42, 1234), (43, 5)]
+        == [(42, 1234, '/var/tmp/benchlab-observe-a')]
+    assert local_observers(results, {'hv': {'ansible_connection': 'local'}}) == [
+        (42, 1234, '/var/tmp/benchlab-observe-a'), (43, 5, '/var/tmp/benchlab-observe-b')]
+
+
+def _sampler(tmp_path, **marker):
+    """A state directory as the observe module makes it, its marker recording a real process (a
+    sleep in a session of its own, standing in for the sampler)."""
+    workdir = create_workdir(str(tmp_path), 'observe', run_id='r1', run_key='k1')
+    proc = subprocess.Popen(['sleep', '60'], start_new_session=True)
+    update_marker(workdir, pgid=proc.pid, pid_start=proc_start_time(proc.pid), **marker)
+    return workdir, proc
+
+
+def test_an_observer_left_running_at_the_end_is_stopped_and_its_directory_removed(tmp_path):
+    workdir, proc = _sampler(tmp_path)
+    try:
+        assert stop_left_observers([(proc.pid, proc_start_time(proc.pid), workdir)]) == [os.path.realpath(workdir)]
+        assert proc.wait(timeout=10) is not None and not os.path.exists(workdir)
+        # stopped by its after phase (its directory gone): nothing to do
+        assert stop_left_observers([(proc.pid, 1, workdir)]) == []
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize('what', ['another process', 'keep', 'not an observer'])
+def test_a_directory_that_does_not_record_that_observer_is_left_alone(tmp_path, what):
+    workdir, proc = _sampler(tmp_path, **({'keep': True} if what == 'keep' else {}))
+    try:
+        start = proc_start_time(proc.pid)
+        pid = proc.pid + 100000 if what == 'another process' else proc.pid
+        if what == 'not an observer':
+            other = os.path.join(str(tmp_path), 'benchlab-fio-x')
+            os.rename(workdir, other)
+            workdir = other
+        assert stop_left_observers([(pid, start, workdir)]) == []
+        assert os.path.isdir(workdir) and proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_crop_keeps_the_samples_that_bracket_the_window():
