@@ -10,6 +10,7 @@ Fixtures: tests/unit/fixtures/fio (fio 3.33, with the commands in their README).
 """
 
 import json
+import math
 import os
 import re
 
@@ -112,10 +113,13 @@ def _bins(clat):
     out = {}
     try:
         for k, v in raw.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            key = float(k)
+            # a latency below zero or not finite, or a count not finite, is no histogram of fio's
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
+                    or not math.isfinite(key) or key < 0:
                 return None
-            out[float(k)] = out.get(float(k), 0) + int(v)
-    except (TypeError, ValueError):
+            out[key] = out.get(key, 0) + int(v)
+    except (TypeError, ValueError, OverflowError):
         return None
     return out
 

@@ -35,12 +35,12 @@ RAW_RE = re.compile(r'^\d+(?: \d+){9}$')
 STATS_RE = re.compile(r'^--- (?P<target>.*) ioping statistics ---$')
 COMPLETED_RE = re.compile(
     r'^(?P<n>[0-9.]+)(?: (?P<nk>[kMGT]))? requests completed in (?P<t>[0-9.]+) (?P<tu>ns|us|ms|s|min|hour|day), '
-    r'(?P<size>[0-9.]+) (?P<su>[KMGTP]?i?B) (?P<dir>read|written), '
-    r'(?P<iops>[0-9.]+)(?: (?P<ik>[kMGT]))? iops, (?P<bps>[0-9.]+) (?P<bu>[KMGTP]?i?B)/s$')
+    r'(?P<size>[0-9.]+) (?P<su>B|[KMGTP]iB) (?P<dir>read|written), '
+    r'(?P<iops>[0-9.]+)(?: (?P<ik>[kMGT]))? iops, (?P<bps>[0-9.]+) (?P<bu>B|[KMGTP]iB)/s$')
 MINMAX_RE = re.compile(r'^min/avg/max/mdev = ' + ' / '.join([r'(?P<%s>[0-9.]+) (?P<%s_u>ns|us|ms|s|min|hour|day)' % (k, k)
                                                              for k in ('min', 'avg', 'max', 'mdev')]) + r'$')
-REQUEST_RE = re.compile(r'^\S+ [KMGTP]?i?B (?P<dir><<<|>>>) .*: request=\d+ time=[0-9.]+ (?:ns|us|ms|s)\b')
-TARGET_RE = re.compile(r'^(?P<path>.*) \((?P<fstype>\S+) (?P<device>\S+) [0-9.]+ [KMGTP]?i?B\)$')
+REQUEST_RE = re.compile(r'^\S+ (?:B|[KMGTP]iB) (?P<dir><<<|>>>) .*: request=\d+ time=[0-9.]+ (?:ns|us|ms|s)\b')
+TARGET_RE = re.compile(r'^(?P<path>.*) \((?P<fstype>\S+) (?P<device>\S+) [0-9.]+ (?:B|[KMGTP]iB)\)$')
 ERROR_RE = re.compile(r'^ioping: (?P<msg>.+)$')
 VERSION_RE = re.compile(r'^ioping (?P<version>\d\S*)\s*$')
 # ioping's own units (print_time, print_size, print_int in ioping.c): powers of 1000 for time and
@@ -147,7 +147,7 @@ def parse_ioping(text, stderr=''):
         parsed = parse_json(body) if body.startswith('[') else (parse_text(body) or parse_raw(body))
     except IopingParseError:
         raise
-    except (TypeError, ValueError, OverflowError, AttributeError) as e:
+    except (TypeError, ValueError, OverflowError, AttributeError, KeyError) as e:
         raise IopingParseError('ioping output not understood (%s); first line: %s' % (e, quote_line(first_line(body))))
     if parsed is None:
         raise IopingParseError('no ioping statistics in the output (neither -B, -J nor its human form); first line: %s'
