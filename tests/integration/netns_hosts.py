@@ -120,6 +120,10 @@ def ssh_hosts(n, tmp):
     auth = tmp / 'authorized_keys'
     auth.write_text((tmp / 'id_ed25519.pub').read_text())
     auth.chmod(0o600)
+    # the hosts' temporary files (a module's AnsiballZ payload among them: a module killed with its
+    # host, by cut(), leaves its payload directory) in the fleet's directory, not this machine's /tmp
+    hosttmp = tmp / 'tmp'
+    hosttmp.mkdir(mode=0o1777)
     Path('/run/sshd').mkdir(mode=0o755, exist_ok=True)
     try:
         sh('ip', 'link', 'add', BRIDGE, 'type', 'bridge')
@@ -139,7 +143,12 @@ def ssh_hosts(n, tmp):
                 'ListenAddress %s' % ip, 'Port 22', 'HostKey %s' % hostkey, 'AuthorizedKeysFile %s' % auth,
                 'PermitRootLogin prohibit-password', 'PasswordAuthentication no', 'KbdInteractiveAuthentication no',
                 'UsePAM no', 'PidFile %s' % (tmp / ('sshd-%d.pid' % i)), 'StrictModes no', 'MaxStartups 100',
-                'MaxSessions 50', 'Subsystem sftp internal-sftp', '']))
+                'MaxSessions 50', 'Subsystem sftp internal-sftp',
+                # bash sources ~/.bashrc for a command over SSH only in a top-level shell (SHLVL below 1):
+                # these hosts share this machine's /root, whose .bashrc runs `pyenv rehash`; a session
+                # killed mid-rehash (the fault tests kill playbooks and cut links) leaves its lock file,
+                # and every later session waited 60 s on it (a lost-host test then ran past its limit)
+                'SetEnv SHLVL=1 TMPDIR=%s' % hosttmp, '']))
             with open(tmp / ('sshd-%d.log' % i), 'w') as log:
                 fleet.sshd[name] = subprocess.Popen(['ip', 'netns', 'exec', ns, '/usr/sbin/sshd', '-D', '-e', '-f', str(cfg)],
                                                     stdout=subprocess.DEVNULL, stderr=log)

@@ -10,6 +10,7 @@ bridge, sshd and ssh control processes, directories) is removed, also when it fa
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -72,3 +73,21 @@ def test_fleet_of_16_ssh_hosts(fleet, tmp_path, capsys):
             assert os.listdir(d) == []
     with capsys.disabled():
         print('\nfleet wall time: ' + ', '.join('%d host(s) %.1f s' % (n, walls[n]) for n in SIZES))
+
+
+def test_a_command_over_ssh_reads_no_bashrc_and_keeps_its_files_in_the_fleet(fleet):
+    """The test hosts share this machine's /root. bash run by sshd for a command sources ~/.bashrc
+    when it is not nested (bash's shell.c: run_by_ssh and a shell level below 2); this machine's
+    .bashrc runs `pyenv rehash`, and a session killed mid-rehash (the fault tests kill playbooks and
+    cut links) left its lock file: every later SSH command then waited 60 s on it. The hosts' sshd
+    hands each session SHLVL=1, so bash counts itself nested (level 2) and reads no .bashrc; and
+    TMPDIR in the fleet's own directory (a module's payload left by a host cut mid-run stays there)."""
+    host = sorted(fleet.hosts)[0]
+    proc = subprocess.run(['ssh', '-i', str(fleet.key), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
+                           '-o', 'BatchMode=yes', 'root@%s' % fleet.hosts[host], 'echo "$SHLVL|$TMPDIR|$0"'],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    level, tmpdir, shell = proc.stdout.strip().split('|')
+    assert tmpdir == str(fleet.tmp / 'tmp'), proc.stdout
+    # a login shell other than bash reads no .bashrc at all; bash, nested, neither
+    assert not shell.endswith('bash') or int(level) >= 2, proc.stdout
