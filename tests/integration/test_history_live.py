@@ -100,7 +100,9 @@ def test_eight_controllers_store_into_one_postgresql_at_once(pg, tmp_path):
     assert [p.returncode for p in procs[:6]] == [0] * 6, '\n=====\n'.join(t[-3000:] for t in texts)
     _no_password(pg, texts, [tmp_path])
     runs = list_runs(url)
-    assert len(runs) == 7 and len(set(r['run_id'] for r in runs)) == 7, (runs, '\n=====\n'.join(t[-2000:] for t in texts))
+    errors = ['ctl-%d: %s' % (i, line) for i, t in enumerate(texts) for line in t.splitlines() if 'ERROR' in line]
+    assert len(runs) == 7 and len(set(r['run_id'] for r in runs)) == 7, '\n'.join(
+        [r['label'] + ' ' + r['run_id'] for r in runs] + errors)
     # the shared run id: one controller owns it; the other is refused - before any host when the
     # owner had stored it by its start (the plan stops, rc 2), else at the end (its run directory kept)
     shared = [r for r in runs if r['run_id'] == '20261204T000000Z-shared']
@@ -253,8 +255,11 @@ def test_sqlite_on_an_sshfs_mount_is_refused(tmp_path):
         text = ' '.join((proc.stdout + proc.stderr).split())
         assert 'history_db %s is on a network file system (fuse.sshfs, mounted at %s)' % (db, mnt) in text
         assert 'postgresql://USER@HOST:5432/DBNAME' in text
-        assert list(src.iterdir()) == [] and not (tmp_path / 'runs').exists() or not list((tmp_path / 'runs').rglob(
-            'results.jsonl'))
+        # refused before anything was written: nothing on the share (no history file, no directory for
+        # it), and no run directory holding records
+        assert sorted(str(p.relative_to(src)) for p in src.rglob('*')) == []
+        runs = tmp_path / 'runs'
+        assert not runs.exists() or list(runs.rglob('results.jsonl')) == [], list(runs.rglob('*'))
     finally:
         for umount in (['fusermount3', '-u'], ['fusermount', '-u'], ['umount']):
             if shutil.which(umount[0]) and subprocess.run(umount + [str(mnt)], capture_output=True, check=False).returncode == 0:
