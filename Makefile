@@ -16,7 +16,7 @@ export ANSIBLE_FORCE_COLOR ?= 0
 SKIP_POLICY := PYTHONPATH=$(CURDIR)/tests/utils$(if $(PYTHONPATH),:$(PYTHONPATH))
 PYTEST_ARGS := -rs -p skip_policy
 
-.PHONY: bench test test-vm setup venv tools sanity units-ansible-test changelog lint target-py36 units fuzz integration compat compat-core220 perf build ee-context clean clean-lab libvirt-py
+.PHONY: bench test test-vm setup venv tools sanity units-ansible-test changelog lint target-py36 units fuzz fuzz-explore integration compat compat-core220 perf build ee-context clean clean-lab libvirt-py
 
 # The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
 # the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
@@ -120,6 +120,18 @@ units: venv $(COLL_LINK)
 # a finding is saved under build/fuzz-findings/ and fails the target.
 fuzz: venv $(COLL_LINK)
 	$(BIN)/python tests/fuzz/fuzz_parsers.py -n $(or $(FUZZ_N),10000)
+
+# Exploration (not part of make test or CI): new inputs every time, many more of them. The fuzzer
+# with a seed from the clock (printed; FUZZ_SEED= replays one) and FUZZ_EXPLORE_N inputs per filter,
+# then the Hypothesis property tests under the `explore` profile (tests/unit/conftest.py: not
+# derandomized, 5000 examples each). Both save what breaks the parsers' contract under
+# build/fuzz-findings/; tests/fuzz/regressions/README.md says how a finding becomes a regression input
+# that every make test replays.
+fuzz-explore: venv $(COLL_LINK)
+	seed=$${FUZZ_SEED:-$$(date +%s)}; echo "fuzz seed $$seed"; rc=0; \
+	$(BIN)/python tests/fuzz/fuzz_parsers.py -n $(or $(FUZZ_EXPLORE_N),100000) --seed $$seed || rc=1; \
+	BENCHLAB_HYPOTHESIS=explore $(BIN)/python -m pytest tests/unit/plugins/filter/test_parse_filters_fuzz.py -q -p no:cacheprovider || rc=1; \
+	exit $$rc
 
 integration: setup libvirt-py
 	$(SKIP_POLICY) $(BIN)/python -m pytest $(PYTEST_ARGS) tests/integration -q --durations=40

@@ -12,6 +12,7 @@ Two ways, tried in order:
 Only when neither gives the collection do the tests stop, with a message saying how to make the link.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -56,6 +57,34 @@ def _setup_path():
 
 
 _PROBLEM = _setup_path()
+
+# Property tests draw the same inputs on every run (`make test`, CI, and the compat venvs: each
+# decides the same way every time): Hypothesis derandomized, no example database. `make
+# fuzz-explore` sets BENCHLAB_HYPOTHESIS=explore: new random inputs, many more of them, a database
+# under build/ (its findings become regression inputs in tests/fuzz/regressions, see its README).
+HYPOTHESIS_PROFILES = {
+    'ci': dict(derandomize=True, database=None, max_examples=150),
+    'explore': dict(derandomize=False, max_examples=5000, print_blob=True),
+}
+HYPOTHESIS_PROFILE = os.environ.get('BENCHLAB_HYPOTHESIS', 'ci')
+
+
+def _hypothesis_profile():
+    try:
+        from hypothesis import settings  # pylint: disable=import-outside-toplevel
+        from hypothesis.database import DirectoryBasedExampleDatabase  # pylint: disable=import-outside-toplevel
+    except ImportError:   # the tests that need it say so themselves
+        return
+    if HYPOTHESIS_PROFILE not in HYPOTHESIS_PROFILES:
+        raise ValueError('BENCHLAB_HYPOTHESIS=%s: one of %s' % (HYPOTHESIS_PROFILE, ', '.join(sorted(HYPOTHESIS_PROFILES))))
+    for name, options in HYPOTHESIS_PROFILES.items():
+        if name == 'explore':
+            options = dict(options, database=DirectoryBasedExampleDatabase(str(REPO_ROOT / 'build' / 'hypothesis')))
+        settings.register_profile(name, **options)
+    settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+_hypothesis_profile()
 
 
 def pytest_sessionstart():

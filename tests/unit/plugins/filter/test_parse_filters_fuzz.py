@@ -2,11 +2,14 @@
 
 The contract (issue 3): a filter either returns result records valid against the schema, or raises
 AnsibleFilterError naming its tool — never any other exception. The mutations start from the real
-fixtures of each tool (tests/unit/fixtures/<tool>/). Issue 9's 10,000-case fuzzing runs outside
-`make test`; this property test keeps a budget fit for CI.
+fixtures of each tool (tests/unit/fixtures/<tool>/). The number of inputs and whether they are
+new comes from the Hypothesis profile (tests/unit/conftest.py): the same 150 per test in every
+`make test`; `make fuzz-explore` draws new ones, many more.
 """
 
+import hashlib
 import importlib
+import os
 from pathlib import Path
 
 import pytest
@@ -124,15 +127,41 @@ OPS = st.lists(st.tuples(KINDS, st.integers(min_value=0, max_value=100000), PAYL
 
 
 @pytest.mark.parametrize('name', sorted(FILTERS))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_mutated_real_output(name, data):
     text = data.draw(st.sampled_from(SAMPLES[name]))
-    check(name, mutate(text, data.draw(OPS)))
+    checked(name, mutate(text, data.draw(OPS)))
 
 
 @pytest.mark.parametrize('name', sorted(FILTERS))
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(text=st.text(max_size=400))
 def test_random_text(name, text):
-    check(name, text)
+    checked(name, text)
+
+
+FINDINGS = Path(__file__).resolve().parents[4] / 'build' / 'fuzz-findings'
+
+
+def checked(name, text):
+    """check(), and in an exploration run (make fuzz-explore) the input that broke the contract saved
+    where fuzz_parsers.py saves its findings (the shrunk one, as Hypothesis replays it last), to be
+    kept as a regression input (tests/fuzz/regressions/README.md)."""
+    try:
+        return check(name, text)
+    except Exception:
+        if os.environ.get('BENCHLAB_HYPOTHESIS') == 'explore' and _final_example():
+            FINDINGS.mkdir(parents=True, exist_ok=True)
+            path = FINDINGS / ('%s-hypothesis-%s.txt' % (name, hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]))
+            path.write_text(text, encoding='utf-8', errors='surrogatepass')
+            print('FINDING %s: input saved to %s' % (name, path))
+        raise
+
+
+def _final_example():
+    try:
+        from hypothesis.control import current_build_context  # pylint: disable=import-outside-toplevel
+        return current_build_context().is_final
+    except Exception:  # pylint: disable=broad-except  # outside Hypothesis, or another version's internals
+        return True

@@ -55,10 +55,10 @@ def test_small_and_flat_series():
 
 # -- the trend of stored runs -------------------------------------------------------------------------
 
-def _env(kernel, options='rw,relatime'):
+def _env(kernel, rng, options='rw,relatime'):
     return {'localhost/host-rootfs': {'host': 'localhost', 'labels': {'cell': 'host-rootfs'},
                                       'kernel': {'release': kernel, 'machine': 'x86_64'},
-                                      'memory': {'mem_available_bytes': random.randint(1, 10 ** 9)},
+                                      'memory': {'mem_available_bytes': rng.randint(1, 10 ** 9)},
                                       'target': {'fstype': 'ext4', 'options': options}}}
 
 
@@ -73,7 +73,7 @@ def _run(i, mean, kernel, tool_version='9.1', matrix='nightly'):
     started = '2026-11-%02dT22:00:00Z' % (i + 1)
     return dict(run_id='202611%02dT220000Z-n%04d' % (i + 1, i), started=started, finished=started, user='ci',
                 inventory='inv', playbook='bench.yml', matrix=matrix, collection_version='0.1.0', status='complete',
-                invalid=[], failed=[], records=records, environment=_env(kernel), plan=None,
+                invalid=[], failed=[], records=records, environment=_env(kernel, r), plan=None,
                 analysis={'benchmarks': []})
 
 
