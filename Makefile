@@ -16,7 +16,7 @@ export ANSIBLE_FORCE_COLOR ?= 0
 SKIP_POLICY := PYTHONPATH=$(CURDIR)/tests/utils$(if $(PYTHONPATH),:$(PYTHONPATH))
 PYTEST_ARGS := -rs -p skip_policy
 
-.PHONY: bench test test-vm setup venv tools sanity units-ansible-test changelog lint target-py36 units fuzz fuzz-explore integration compat compat-core220 perf build ee-context clean clean-lab libvirt-py
+.PHONY: bench test test-vm setup venv tools sanity units-ansible-test changelog lint target-py36 units fuzz fuzz-explore integration integration-lab integration-wiring integration-rest compat compat-venvs compat-units-core216 compat-units-core220 compat-core220-units compat-play compat-core220 perf build ee-context clean clean-lab libvirt-py
 
 # The local lab: LXC guests on this machine (dir/loop storage, bridged/routed network) against
 # the host, then torn down (playbooks/lab_bench.yml; the matrix is bench_lab_matrix).
@@ -33,7 +33,14 @@ bench: setup
 clean-lab: venv $(COLL_LINK)
 	$(BIN)/ansible-playbook playbooks/teardown.yml -i inventories/local
 
-test: setup sanity lint target-py36 units fuzz integration compat
+# The checks share the two cores (they decide nothing by time): sanity, lint, the Python 3.6 check,
+# the unit tests under this controller and under ansible-core 2.16 and 2.20, fuzzing, the compat
+# playbooks. Then the integration tests, alone: they measure. Each stage's time is printed and kept
+# in build/stages.json (tests/utils/stages.py).
+CHECKS := sanity lint target-py36 units fuzz compat-venvs compat-units-core216:compat-venvs \
+	compat-units-core220:compat-venvs compat-play:compat-venvs
+test: setup
+	$(BIN)/python tests/utils/stages.py --jobs 2 $(CHECKS) -- integration
 
 setup: venv $(COLL_LINK) $(COMMUNITY_LIBVIRT) tools
 
@@ -130,11 +137,34 @@ fuzz: venv $(COLL_LINK)
 fuzz-explore: venv $(COLL_LINK)
 	seed=$${FUZZ_SEED:-$$(date +%s)}; echo "fuzz seed $$seed"; rc=0; \
 	$(BIN)/python tests/fuzz/fuzz_parsers.py -n $(or $(FUZZ_EXPLORE_N),100000) --seed $$seed || rc=1; \
-	BENCHLAB_HYPOTHESIS=explore $(BIN)/python -m pytest tests/unit/plugins/filter/test_parse_filters_fuzz.py -q -p no:cacheprovider || rc=1; \
+	$(SKIP_POLICY) BENCHLAB_HYPOTHESIS=explore $(BIN)/python -m pytest $(PYTEST_ARGS) tests/unit/plugins/filter/test_parse_filters_fuzz.py -q -p no:cacheprovider || rc=1; \
 	exit $$rc
 
+# The integration tests in two steps. First two pytest sessions at once: the scenario renditions on the
+# shared LXC lab (left for the next step: BENCHLAB_SHARED_LAB=keep) and tests of wiring that neither
+# measure nor look at anything but what they made themselves (check mode, libvirt's test driver,
+# ansible-doc, a lab of their own prefix). Then every other test, in one session: those measure (quiet
+# verdicts, throttled devices, runs started together) or look at the whole machine, so nothing else
+# runs meanwhile; the shared lab is reused (BENCHLAB_SHARED_LAB=reuse) and then torn down.
+INTEGRATION_LAB := tests/integration/test_scenarios.py
+INTEGRATION_WIRING := tests/integration/test_drbd.py tests/integration/test_kvm_guest_role.py tests/integration/test_docs.py \
+	tests/integration/test_installed_collection.py tests/integration/test_openvz_ct_role.py \
+	tests/integration/test_import_playbook.py tests/integration/test_execution_environment.py \
+	tests/integration/test_local_lab.py::test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down
+INTEGRATION_PYTEST := $(SKIP_POLICY) $(BIN)/python -m pytest $(PYTEST_ARGS) -q -p no:cacheprovider
 integration: setup libvirt-py
-	$(SKIP_POLICY) $(BIN)/python -m pytest $(PYTEST_ARGS) tests/integration -q --durations=40
+	$(BIN)/python tests/utils/stages.py --jobs 2 --out build/stages-integration.json \
+		integration-lab integration-wiring -- integration-rest; rc=$$?; \
+	$(BIN)/ansible-playbook playbooks/teardown.yml -i inventories/local -e local_lab_prefix=bls >/dev/null || rc=1; exit $$rc
+
+integration-lab: venv $(COLL_LINK)
+	BENCHLAB_SHARED_LAB=keep $(INTEGRATION_PYTEST) $(INTEGRATION_LAB) --durations=10
+
+integration-wiring: venv $(COLL_LINK)
+	$(INTEGRATION_PYTEST) $(INTEGRATION_WIRING) --durations=10
+
+integration-rest: venv $(COLL_LINK)
+	BENCHLAB_SHARED_LAB=reuse $(INTEGRATION_PYTEST) tests/integration $(addprefix --deselect ,$(INTEGRATION_LAB) $(INTEGRATION_WIRING)) --durations=30
 
 # The supported range of controllers, each in its own venv: ansible-core 2.16 (Python 3.11; also
 # every benchmark module on real Python 3.6 and 3.13 targets and the Python 2.7 message) and 2.20
@@ -147,15 +177,31 @@ CORE220 := .venv-core220
 PYTHON312 ?= $(shell pyenv prefix 3.12 2>/dev/null)/bin/python3.12
 NO_PYTHON312 := no Python 3.12 for ansible-core 2.20 (the venv $(CORE220)): pyenv install 3.12, or make compat PYTHON312=/path/to/python3.12
 
-compat: venv $(CORE216)/.installed $(COLL_LINK)
+compat: compat-units-core216 compat-units-core220 compat-play
+
+# the controller venvs of make compat, made before the runs that use them (make test runs these at once)
+compat-venvs: venv $(CORE216)/.installed
+	if [ -x "$(PYTHON312)" ]; then $(MAKE) --no-print-directory $(CORE220)/.installed; fi
+
+compat-units-core216: venv $(CORE216)/.installed $(COLL_LINK)
 	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.16 $(CORE216)/bin/python -m pytest $(PYTEST_ARGS) tests/unit -q -p no:cacheprovider
+
+compat-units-core220: venv $(COLL_LINK)
+	if [ -x "$(PYTHON312)" ]; then $(MAKE) --no-print-directory compat-core220-units; \
+	else $(BIN)/python tests/utils/skip_policy.py --skip "$(NO_PYTHON312)"; fi
+
+# the quick local matrix and the secret's start-up line under each core; every module on real
+# Python 3.6 and 3.13 targets (2.16)
+compat-play: venv $(CORE216)/.installed $(COLL_LINK)
 	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.16 $(CORE216)/bin/python -m pytest $(PYTEST_ARGS) tests/compat -q -p no:cacheprovider
 	if [ -x "$(PYTHON312)" ]; then $(MAKE) --no-print-directory compat-core220; \
 	else $(BIN)/python tests/utils/skip_policy.py --skip "$(NO_PYTHON312)"; fi
 	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.19 $(BIN)/python -m pytest $(PYTEST_ARGS) tests/compat/test_core_playbook.py tests/compat/test_secret_startup_line.py -q -p no:cacheprovider
 
-compat-core220: $(CORE220)/.installed $(COLL_LINK)
+compat-core220-units: $(CORE220)/.installed $(COLL_LINK)
 	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.20 $(CORE220)/bin/python -m pytest $(PYTEST_ARGS) tests/unit -q -p no:cacheprovider
+
+compat-core220: $(CORE220)/.installed $(COLL_LINK)
 	$(SKIP_POLICY) BENCHLAB_EXPECT_CORE=2.20 $(CORE220)/bin/python -m pytest $(PYTEST_ARGS) tests/compat/test_core_playbook.py tests/compat/test_secret_startup_line.py -q -p no:cacheprovider
 
 $(CORE216)/.installed: tests/requirements-core216.txt

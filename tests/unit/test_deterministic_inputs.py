@@ -55,6 +55,7 @@ def test_make_fuzz_is_seeded_and_make_fuzz_explore_is_apart():
     makefile = (REPO / 'Makefile').read_text()
     fuzz = re.search(r'^fuzz:.*\n((?:\t.*\n)+)', makefile, re.M).group(1)
     assert 'fuzz_parsers.py' in fuzz and '--seed' not in fuzz   # its default seed (1): the same inputs
-    test = re.search(r'^test:(.*)$', makefile, re.M).group(1).split()
-    assert 'fuzz' in test and 'fuzz-explore' not in test
+    checks = re.search(r'^CHECKS := ((?:.*\\\n)*.*)$', makefile, re.M).group(1).replace('\\\n', ' ').split()
+    assert 'fuzz' in checks and not [c for c in checks if c.startswith('fuzz-explore')]
+    assert '$(CHECKS)' in re.search(r'^test:.*\n((?:\t.*\n)+)', makefile, re.M).group(1)
     assert re.search(r'^fuzz-explore:', makefile, re.M)
