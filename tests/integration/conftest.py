@@ -114,5 +114,45 @@ def env(tmp_path):
     return ansible_env(tmp_path)
 
 
+# The shared lab of the integration tests (prefix bls, 198.19.64.0/24 bridged, 198.19.65.x routed): the
+# five guests the KVM-versions rendition needs (dir/loop storage, bridged/routed). Built by the first
+# lab_bench.yml run that uses it (lab_bench_keep), reused as it is by the next ones (local_lab_reuse:
+# seconds instead of a repair of every step), torn down at the end of the session whatever happened.
+# The tests that build, repair or break a lab on purpose have labs of their own (test_local_lab.py).
+SHARED_LAB_PREFIX = 'bls'
+SHARED_LAB_GUESTS = [
+    {'name': 'bls-g1', 'storage': 'dir', 'net': 'bridged', 'address': '198.19.64.11'},
+    {'name': 'bls-g2', 'storage': 'loop', 'net': 'routed', 'address': '198.19.65.12'},
+    {'name': 'bls-g3', 'storage': 'dir', 'net': 'bridged', 'address': '198.19.64.13'},
+    {'name': 'bls-g4', 'storage': 'loop', 'net': 'routed', 'address': '198.19.65.14'},
+    {'name': 'bls-g5', 'storage': 'dir', 'net': 'routed', 'address': '198.19.65.15'},
+]
+SHARED_LAB_VARS = {'local_lab_prefix': SHARED_LAB_PREFIX, 'local_lab_host_address': '198.19.64.1',
+                   'local_lab_loop_size': '1G', 'local_lab_data_size': '1G', 'local_lab_guests': SHARED_LAB_GUESTS,
+                   'lab_bench_keep': True, 'local_lab_reuse': True}
+
+
+# make integration runs the tests in several pytest sessions: BENCHLAB_SHARED_LAB=keep leaves the lab for a
+# later session (no teardown at the end), =reuse takes the one left (no teardown at the start; the
+# first lab_bench.yml run repairs it if it is not whole); unset: torn down before and after.
+SHARED_LAB_SESSION = os.environ.get('BENCHLAB_SHARED_LAB', '')
+
+
+@pytest.fixture(scope='session')
+def shared_lab(tmp_path_factory):
+    """The variables of the shared lab for playbooks/lab_bench.yml (see SHARED_LAB_VARS)."""
+    if os.geteuid() != 0 or not shutil.which('lxc-start') or not shutil.which('mmdebstrap'):
+        pytest.skip('the local lab needs root, lxc and mmdebstrap')
+    assert SHARED_LAB_SESSION in ('', 'keep', 'reuse'), 'BENCHLAB_SHARED_LAB=%s: keep, reuse or unset' % SHARED_LAB_SESSION
+    env = ansible_env(tmp_path_factory.mktemp('shared-lab'))
+    if SHARED_LAB_SESSION != 'reuse':
+        teardown_lab_prefix(env, SHARED_LAB_PREFIX)
+    try:
+        yield dict(SHARED_LAB_VARS)
+    finally:
+        if SHARED_LAB_SESSION != 'keep':
+            teardown_lab_prefix(env, SHARED_LAB_PREFIX)
+
+
 # The canary (issue 14 section 9): things benchlab did not make, checked untouched after the session.
 from canary import benchlab_canary, pytest_sessionfinish, pytest_terminal_summary  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import

@@ -6,7 +6,7 @@ under the image's file system) with the bytes each received, the guest's own cgr
 host-side cost. Then the same run with the host made busy on purpose (one CPU hog per core, started
 here and stopped by their pids) fires host_busy; the quiet run before it is its control.
 
-The lab has its own prefix `blh` and addresses 198.19.40.0/23 (the lab tests use blt/198.19.0.0/23).
+The lab is the integration tests' shared one (conftest.shared_lab); its first loop guest is observed.
 The root file system comes from the lab's cache (/var/cache/benchlab)."""
 
 import json
@@ -17,22 +17,12 @@ import sys
 
 import pytest
 
-from conftest import BIN, REPO, load_run, needs_lab, run, run_dirs, teardown_lab_prefix
+from conftest import BIN, SHARED_LAB_PREFIX, load_run, needs_lab, run, run_dirs
 
-sys.path.insert(0, str(REPO / 'tests' / 'utils'))
-from bl_lab_state import lab_is_gone  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import host_cost, run_verdicts
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import host_cost, run_verdicts  # noqa: E402
-
-PREFIX = 'blh'
-GUEST = 'blh-g1'
-IMAGE = '/var/lib/benchlab/%s/%s.img' % (PREFIX, GUEST)
-LAB_VARS = {
-    'local_lab_prefix': PREFIX,
-    'local_lab_host_address': '198.19.40.1',
-    'local_lab_loop_size': '1G',
-    'local_lab_guests': [{'name': GUEST, 'storage': 'loop', 'net': 'routed', 'address': '198.19.41.12'}],
-}
+GUEST = 'bls-g2'
+IMAGE = '/var/lib/benchlab/%s/%s.img' % (SHARED_LAB_PREFIX, GUEST)
 SIZE = 192 * 1024 * 1024
 MATRIX = {
     'name': 'blh-host-observe',
@@ -45,18 +35,10 @@ MATRIX = {
 pytestmark = needs_lab
 
 
-def teardown_lab(env):
-    teardown_lab_prefix(env, PREFIX)
-
-
 @pytest.fixture
-def lab(env):
-    teardown_lab(env)
-    try:
-        yield
-    finally:
-        teardown_lab(env)
-        assert lab_is_gone(PREFIX) == {}
+def lab(shared_lab):
+    assert [g['storage'] for g in shared_lab['local_lab_guests'] if g['name'] == GUEST] == ['loop']
+    return shared_lab
 
 
 @pytest.fixture
@@ -75,9 +57,9 @@ def hogs():
             p.wait()
 
 
-def bench(env, tmp_path, name, keep):
+def bench(env, tmp_path, lab, name):
     vars_file = tmp_path / ('%s.json' % name)
-    vars_file.write_text(json.dumps(dict(LAB_VARS, bench_lab_matrix=MATRIX, lab_bench_keep=keep)))
+    vars_file.write_text(json.dumps(dict(lab, bench_lab_matrix=MATRIX)))
     runs = tmp_path / name
     proc = run([BIN / 'ansible-playbook', 'playbooks/lab_bench.yml', '-i', 'inventories/local', '-e', '@%s' % vars_file],
                dict(env, BENCHLAB_REPORT_DIR=str(runs)))
@@ -102,7 +84,7 @@ def host_stack():
 
 
 def test_a_loop_guest_is_observed_on_its_host_and_a_busy_host_is_told(env, tmp_path, lab, hogs):
-    run_dir, results, rec, out = bench(env, tmp_path, 'quiet', keep=True)
+    run_dir, results, rec, out = bench(env, tmp_path, lab, 'quiet')
     loop, disk = host_stack()
     host = rec['observed']['host']
     assert host['name'] == 'localhost' and host['role'] == 'hypervisor', host
@@ -137,7 +119,7 @@ def test_a_loop_guest_is_observed_on_its_host_and_a_busy_host_is_told(env, tmp_p
     assert quiet == [], (quiet, host['cpu'])
 
     hogs()
-    run_dir, results, rec, out = bench(env, tmp_path, 'busy', keep=False)
+    run_dir, results, rec, out = bench(env, tmp_path, lab, 'busy')
     host = rec['observed']['host']
     (busy,) = [v for v in run_verdicts(rec) if v['code'] == 'host_busy']
     assert busy['figure'] >= 45 and 'other work than this guest' in busy['message'], (busy, host['cpu'])

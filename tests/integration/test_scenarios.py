@@ -1,5 +1,6 @@
 """The field reports' scenarios, local renditions, for real (scenarios/<name>/local.yml): each runs
-through playbooks/lab_bench.yml on one LXC lab built once for the module, at its smallest (one
+through playbooks/lab_bench.yml on the integration tests' shared LXC lab (conftest.shared_lab: built
+by the first run, used as it is by the next ones with local_lab_reuse), at its smallest (one
 repetition, tiny sizes: the wiring, not the numbers), and the records show each report's method.
 
 `make bench SCENARIO=<name>` runs the same file at its own sizes with the default lab (prefix bl,
@@ -19,11 +20,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, REPO, ansible_env, load_run, run, run_dirs
+from conftest import BIN, REPO, SHARED_LAB_PREFIX, ansible_env, load_run, run, run_dirs
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
 
-PREFIX = 'bls'
+PREFIX = SHARED_LAB_PREFIX
 HOST_ADDR = '198.19.64.1'
 RENAMES = [('bl-g', PREFIX + '-g'), ('198.18.0.', '198.19.64.'), ('198.18.1.', '198.19.65.')]
 SCENARIOS = REPO / 'scenarios'
@@ -72,28 +73,18 @@ def smallest(matrix):
     return m
 
 
-def lab_vars():
+def lab_vars(shared):
+    """The shared lab's variables (conftest.SHARED_LAB_VARS), whose guests are the KVM rendition's renamed."""
     guests = yaml.safe_load((SCENARIOS / 'kvm_versions' / 'local.yml').read_text())['local_lab_guests']
-    return {'local_lab_prefix': PREFIX, 'local_lab_host_address': HOST_ADDR, 'local_lab_loop_size': '1G',
-            'local_lab_data_size': '1G', 'local_lab_guests': renamed(guests), 'lab_bench_keep': True}
-
-
-def teardown_lab(env):
-    proc = run([BIN / 'ansible-playbook', 'playbooks/teardown.yml', '-i', 'inventories/local',
-                '-e', 'local_lab_prefix=%s' % PREFIX], env)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert renamed(guests) == shared['local_lab_guests'], (renamed(guests), shared['local_lab_guests'])
+    return shared
 
 
 @pytest.fixture(scope='module')
-def lab(tmp_path_factory):
-    """One lab for every rendition: built by the first run (lab_bench_keep), repaired (no change) by
-    the next ones, torn down at the end whatever happened."""
-    env = ansible_env(tmp_path_factory.mktemp('lab'))
-    teardown_lab(env)
-    try:
-        yield lab_vars()
-    finally:
-        teardown_lab(env)
+def lab(shared_lab):
+    """One lab for every rendition: built by the first run, used as it is by the next ones
+    (local_lab_reuse), torn down at the end of the session."""
+    return lab_vars(shared_lab)
 
 
 def run_rendition(tmp_path, lab, matrix, extra=None, history=None):
