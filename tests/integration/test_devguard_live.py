@@ -16,7 +16,7 @@ Each must be refused with its reason, and the device's bytes (sha256 of a direct
 device), the file on it (sha256) and, for a file system, `e2fsck -fn` afterwards show nothing was
 written. Then each device is released and the same writer run again must write (its sha256 changes):
 so the comparisons above could fail. Device-mapper, md and DRBD holders do not exist on this kernel:
-tests/vm/test_kvm_vm.py makes an LVM volume, an md mirror and a DRBD device that is up inside a TCG
+tests/vm/test_kvm_multi.py makes an LVM volume, an md mirror and a DRBD device that is up inside a TCG
 guest and runs dd and fio against their members there.
 
 Every loop device, partition node, mount, swap area and child process is released in `finally`,

@@ -117,7 +117,7 @@ SAMPLE = '''# t
 | missing file | supported | unit tests (`tests/unit/test_nowhere.py`) |
 | missing function | supported | unit tests (`tests/unit/test_support_table.py::test_nothing_like_this`) |
 | untested but claims | written | untested here; argv checked |
-| vm without target | supported | really run (`tests/vm/test_kvm_vm.py`) |
+| vm without target | supported | really run (`tests/vm/test_kvm_multi.py`) |
 | missing fixture | supported | unit tests (`tests/unit/test_support_table.py`, `tests/unit/fixtures/nothing/README.md`) |
 | helper only | supported | really run through `tests/integration/iothrottle.py` |
 | long | supported | really run (`tests/unit/test_support_table.py`) %s |

@@ -13,7 +13,7 @@ host side of BRIDGE has no address, so r3 has no other way than the bridge.
 
 NODES = {'kvmt-drbd1': '198.19.77.11', 'kvmt-drbd2': '198.19.77.12'}
 # the dedicated replication link: a Linux bridge the test makes in the lab's network namespace (not
-# kvmtbr0 of the routed network nor kvmtbr1 of test_kvm_vm.py)
+# kvmtbr0 of the routed network nor kvmtbr2 of test_kvm_multi.py)
 BRIDGE = 'kvmtbr3'
 BRIDGED_NODES = {'kvmt-drbd1': '198.19.79.11', 'kvmt-drbd2': '198.19.79.12'}
 PRIMARY = 'kvmt-drbd1'

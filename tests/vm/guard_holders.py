@@ -1,6 +1,6 @@
 """The device guard's holder classes for real, inside a TCG guest (its Debian cloud kernel has
-device-mapper, md and DRBD; this machine's kernel has none of them): test_kvm_vm.py runs this play on
-its routed guest after bench.yml, so no extra boot.
+device-mapper, md and DRBD; this machine's kernel has none of them): test_kvm_multi.py runs this play on
+its first (routed) guest after its bench.yml runs, so no extra boot.
 
 In the guest, on four loop devices over 24 MiB files of random data (/var/tmp/blh-*.img):
 - an md RAID1 mirror of two of them (mdadm --create --assume-clean: no resync writes), random data

@@ -38,7 +38,7 @@ import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 
 # the longest first: with -j smaller than their number, it starts at once
-TESTS = ['test_drbd_vm.py', 'test_kvm_multi.py', 'test_kvm_vm.py', 'test_libvirtd_lab.py']
+TESTS = ['test_drbd_vm.py', 'test_kvm_multi.py', 'test_libvirtd_lab.py']
 
 
 def main(argv=None):

@@ -1,13 +1,16 @@
-"""Several KVM guests at once (issue 18 part 2; the KVM-versions report in small), for real.
+"""KVM guests through libvirt, for real: several at once, routed and bridged, a factor side by side,
+the KVM-versions report in small, and the device guard's holder classes inside a guest.
 
-Run by `make test-vm` (next to the other VM tests, see the Makefile). Four TCG guests
-(tests/vm/vmlab.py: Debian cloud kernel, direct kernel boot, 320 MiB, one vCPU, a 64 MiB raw data
-disk) are started together through the benchlab.bench.kvm_guest role (one task, looped) in a private
-libvirtd (libvirtd_lab.py), once, and reused by three bench.yml runs (each a report of its own). Two
-are routed (g1, g2 on a libvirt routed network the role defines, 198.19.77.0/24), two bridged (g3, g4:
-their taps on kvmtbr2, 198.19.80.1/24, a bridge the test makes in the lab's network namespace, as an
-administrator has one; the role checks it through the lab's own sysfs and leaves it). Every guest's
-iperf traffic runs over its own network (to the host's address on it).
+Run by `make test-vm` (next to the DRBD pair, tests/vm/run_all.py). Four TCG guests
+(tests/vm/vmlab.py: Debian cloud kernel, direct kernel boot, 320 MiB (the first 512 MiB), one vCPU,
+a 64 MiB raw data disk, a qcow2 overlay of the cached image) are started together through the
+benchlab.bench.kvm_guest role (one task, looped) in a private libvirtd (libvirtd_lab.py: own mount
+and network namespaces, started here and stopped at the end whatever happens), once, and reused by
+every step below. Two are routed (g1, g2 on a libvirt routed network the role defines,
+198.19.77.0/24), two bridged (g3, g4: their taps on kvmtbr2, 198.19.80.1/24, a bridge the test makes
+in the lab's network namespace, as an administrator has one; the role checks it through the lab's
+own sysfs and leaves it). Every guest's iperf traffic runs over its own network (to the host's
+address on it).
 
 1. in the same ansible-playbook run as the boot, one at a time (concurrency 1):
    - a factor that differs between guests, side by side (`pivot: disk_bus`): disk bus virtio or
@@ -18,10 +21,14 @@ iperf traffic runs over its own network (to the host's address on it).
      host's own read of the same base image (attached read-only as a loop device);
    - dd block-device copy in g1, system disk onto the data disk (vda -> vdb), the data disk
      through the device guard (destructive: true);
+   - dd write of a file in g1's /var/tmp, observed in the guest from the file down to vda;
    - iperf3 with one guest: g1 (routed) -> host and host -> g1 at the same time (one cell, two
      pairs), then the same with g3 (bridged);
    - iperf3 guest -> guest (g2 -> g1);
-2. two guests in one step (concurrency 2): g1 + g2 (routed), then g3 + g4 (bridged); 3. four guests
+   every guest record carries the role's labels (platform kvm, the hypervisor, domain type qemu, the
+   emulator's version, disk bus and cache, network); the bridged guests' taps are ports of the bridge;
+2. scenarios/kvm_versions/vm.yml (the scenario's TCG rendition, five runs) on the first guest;
+3. two guests in one step (concurrency 2): g1 + g2 (routed), then g3 + g4 (bridged); 4. four guests
    in one step (concurrency 4): all four, two routed and two bridged. A cell per guest, each
    guest -> host and host -> guest at the same time; the guests' runs start together (the linear
    strategy's lock-step), the report gives each step's aggregate and the per-guest mean, and lays
@@ -29,10 +36,20 @@ iperf traffic runs over its own network (to the host's address on it).
    The test checks from the records (the analysis' measurements.together) that the pairs of every
    step ran at the same time for at least 80 % of the longest one's run: every client waits for one
    agreed moment (params.start_delay_s: 35, 45, 90 s), past a guest client's module start-up in
-   its TCG guest (up to about a minute with four guests at once), then the pairs run 30 s. Without
-   that, as first written, the pairs ran one after the other and their sum was no aggregate.
+   its TCG guest (up to about a minute with four guests at once), then the pairs run 30 s;
+5. the device guard's holder classes this machine's kernel cannot make (guard_holders.py), in g1: an
+   md mirror, an LVM volume and a DRBD device that is up, on loop devices in the guest;
+   benchlab.bench.dd and benchlab.bench.fio are refused on their members naming the holder, the
+   members' and the array's / volume's bytes unchanged, and write once the holders are released;
+   before the release the layer resolver on the guest's Python (guest_layers.py) resolves a
+   directory on ext4 on the LVM volume, the md mirror and the DRBD device down to their loop
+   devices, backing files and vda;
+6. the role tears the guests and the routed network down; the bridge is the test's: it must still be
+   there, without ports, then the test removes it.
 
-Then scenarios/kvm_versions/vm.yml (the scenario's TCG rendition, five runs) on the first guest.
+This file holds what test_kvm_vm.py proved with two more guests of its own (a routed and a bridged
+one, booted and benchmarked beside these): the same checks run here on g1 and g3, so make test-vm
+boots six guests instead of eight.
 
 Not here: KVM acceleration (none on this machine), several emulator builds (one qemu). Everything
 the test makes (domains, network, bridge, images, the loop device) is removed, also on failure (the
@@ -51,7 +68,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / '.collections'))  # the analysis' own overlap measure
 
+import guard_holders  # noqa: E402  pylint: disable=wrong-import-position
 import guest_image  # noqa: E402  pylint: disable=wrong-import-position
+import guest_layers  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 import vmlab  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (  # noqa: E402  pylint: disable=wrong-import-position
@@ -105,8 +124,10 @@ def role_vars(image, work, name, ip, bus, cache, net, state='present', last=Fals
     # `sleep "$ROOTDELAY"`); without it, it still waits up to 30 s for the root device after udev
     # settled (the ATA probe of an IDE guest took up to 23 s with four guests at once).
     # `last`: the last routed guest removes the routed network when it goes
+    # the first guest also holds the device guard's md mirror, LVM volume and DRBD device (guard_holders)
+    memory = {'kvm_guest_memory_mib': 512} if name == GUESTS[0][0] else {}
     return vmlab.guest_vars(
-        image, work, name, ip, state=state, kvm_guest_disk_bus=bus, kvm_guest_disk_cache=cache,
+        image, work, name, ip, state=state, kvm_guest_disk_bus=bus, kvm_guest_disk_cache=cache, **memory,
         kvm_guest_disk_io='threads', kvm_guest_data_disk_size='64M', kvm_guest_wait_ssh=False,
         kvm_guest_network_remove=last, kvm_guest_network_mode=net, kvm_guest_bridge=BRIDGE['name'],
         kvm_guest_cmdline='root=UUID=%s rw console=ttyS0 net.ifnames=0 systemd.hostname=%s '
@@ -143,6 +164,8 @@ def matrix(loop_dev):
     g1 = GUESTS[0]
     cells.append({'name': '%s-copy' % g1[0], 'host': g1[0], 'path': DISK[g1[2]][1], 'labels': labels % g1[0],
                   'params': {'dd': {'input': DISK[g1[2]][0]}}})
+    # a file written in the guest's /var/tmp: the stack from the file down to vda, observed in the guest
+    cells.append({'name': '%s-write' % g1[0], 'host': g1[0], 'path': '/var/tmp', 'labels': labels % g1[0]})
     # one guest at a time: the first routed guest, then the first bridged one
     x1 = [iperf_cell(1, 0), iperf_cell(1, 2)]
     cells.extend(x1)
@@ -160,6 +183,8 @@ def matrix(loop_dev):
              'params': {'test': 'read', 'size': '32M', 'bs': '16M', 'drop_caches': True}},
             {'name': 'dd-copy', 'tool': 'dd', 'cells': [c['name'] for c in cells if c['name'].endswith('-copy')],
              'params': {'test': 'copy', 'size': '32M', 'bs': '16M', 'destructive': True}},
+            {'name': 'dd-write', 'tool': 'dd', 'cells': [c['name'] for c in cells if c['name'].endswith('-write')],
+             'params': {'test': 'write', 'size': '16M', 'bs': '1M'}},
             iperf_benchmark(x1, 1),
             {'name': 'iperf-vm-vm', 'tool': 'iperf', 'cells': ['vm-vm'], 'params': {'version': 3, 'time': 5}},
         ],
@@ -219,6 +244,25 @@ def overlap(recs):
     """The share of the longest record's run during which every one of the records was running: the
     analysis' own measure (plugin_utils/measurements.together, which reads `started` to the ms)."""
     return together(recs)['fraction']
+
+
+def check_guest_write(records, version):
+    """Every dd record of a guest (the cells labelled by the role's bench_labels) carries the role's labels;
+    the dd write in the first guest's /var/tmp was observed in the guest (its own sampler, the guest's
+    /proc and sysfs) from the file down to vda, which got the bytes written."""
+    for rec in (r for r in records if r['host'] != 'localhost' and r['tool'] == 'dd'):
+        labels = rec['labels']
+        assert labels['platform'] == 'kvm' and labels['hypervisor'] == 'localhost', labels
+        assert labels['domain_type'] == 'qemu' and labels['emulator_version'] == version, labels
+    (write,) = [r for r in records if r['tool'] == 'dd' and r['test'] == 'write']
+    assert write['host'] == GUESTS[0][0] and write['metrics']['throughput']['value'] > 0, write
+    obs = write.get('observed') or {}
+    stack = [(l['kind'], l['name'], l['above']) for l in obs.get('stack', [])]
+    assert stack and stack[0][0] in ('path', 'file') and ('disk', 'vda', '/') in stack, stack
+    assert ('filesystem', '/', stack[0][1]) in stack, stack
+    assert obs['cpu']['cores'] == 1 and not [m for m in obs['missing'] if m['source'] == '/proc/stat'], obs
+    vda = [d for d in obs['devices'] if d['name'] == 'vda']
+    assert vda and vda[0]['write_bytes'] >= write['metrics']['bytes']['value'], obs['devices']
 
 
 def check_first_run(records, results, report):
@@ -344,6 +388,11 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
         run_dir, records = vmlab.run_records(work / 'runs')
         figures.update(check_first_run(records, json.loads((run_dir / 'results.json').read_text()),
                                        (run_dir / 'report.md').read_text()))
+        version = subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True,
+                                 check=True).stdout.split()[3]
+        check_guest_write(records, version)
+        # the bridged guests' tap devices are ports of the test's bridge
+        assert len(vmlab.in_lab(lab, 'ip', '-o', 'link', 'show', 'master', BRIDGE['name']).stdout.splitlines()) == 2
 
         # the scenario's TCG rendition against the first guest (kvmt-guest at .2, as vm.yml names it)
         scen = vmlab.timed_playbook(
@@ -368,6 +417,17 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
             run_dir, records = vmlab.run_records(runs)
             figures.update(check_step(count, records, json.loads((run_dir / 'results.json').read_text()),
                                       (run_dir / 'report.md').read_text()))
+
+        # the device guard's holders (md, device-mapper, DRBD) in the first guest, which this machine's
+        # kernel cannot make; the layer resolver on the guest's Python below them (no extra boot)
+        guard_inv = vmlab.write_json(work / 'guard-inventory.json',
+                                     vmlab.static_inventory(image, work, {GUESTS[0][0]: GUESTS[0][1]}))
+        guard = vmlab.timed_playbook(lab, env, guard_inv, work, 'guard',
+                                     guard_holders.play(GUESTS[0][0], work / 'guard.json'), timings, timeout=900)
+        assert guard.returncode == 0, guard.stdout[-8000:]
+        seen = json.loads((work / 'guard.json').read_text())
+        figures.update(('guard %s' % k, v) for k, v in guard_holders.check(seen).items() if k == 'refused')
+        figures.update(guest_layers.check(seen['layers'], seen['devs']))
 
         down = play('down', guests_play(image, work, 'absent'), timeout=600)
         assert down.returncode == 0, down.stdout[-4000:]
