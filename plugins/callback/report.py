@@ -112,10 +112,12 @@ options:
   history_db:
     description:
       - The history every finished run is stored in (by run id), for C(benchlab.bench.compare)
-        (C(playbooks/compare.yml)) and C(benchlab.bench.trend) - a path (an embedded SQLite file), a
-        PostgreSQL URL C(postgresql://USER@HOST:PORT/DBNAME) for a history a team shares (psycopg 3; the
-        password from C(PGPASSWORD), C(~/.pgpass) or a service file, never in the URL, where it is
-        refused), or V(off).
+        (C(playbooks/compare.yml)) and C(benchlab.bench.trend) - a path ending in a file name (an embedded
+        SQLite file), a PostgreSQL URL C(postgresql://USER@HOST:PORT/DBNAME) or libpq connection string
+        C(host=HOST port=5432 dbname=DBNAME) for a history a team shares (psycopg 3; what they leave out
+        from the C(PG*) environment variables; the password from C(PGPASSWORD), C(~/.pgpass) or a service
+        file, never in the value, where it is refused without being repeated), or V(off). A value that
+        is neither, or could be either, is refused without being repeated.
       - A SQLite file is benchlab's own, on a local file system. A network file system (NFS, SMB/CIFS,
         9p, sshfs and other FUSE) is refused, naming the PostgreSQL option; so are a symbolic link in its
         place and a SQLite database without the mark of benchlab. A new file is created 0600, missing parent
@@ -124,9 +126,10 @@ options:
         resume of that run on that controller may extend it; another controller reusing the run id is
         refused before any host is touched.
       - Default C($XDG_DATA_HOME/benchlab/history.sqlite), i.e. C(~/.local/share/benchlab/history.sqlite).
-        V(off) turns the history off. A failure to store (a database lost mid-run) is an error that
-        names the command storing the run directory later (C(benchlab.bench.history)); the run's files
-        are kept.
+        V(off) turns the history off. A failure to store (a database lost mid-run, a run id another
+        controller took meanwhile) is an error that names the command storing the run directory later
+        (C(benchlab.bench.history)) and fails the run (ansible-playbook exits 1); the run's files are
+        kept.
     type: str
     env:
       - name: BENCHLAB_HISTORY_DB
@@ -243,6 +246,7 @@ class CallbackModule(CallbackBase):
         self.preflight_error = None
         self._jsonl_offset = None  # where this playbook's records start in results.jsonl (a resumed run's earlier ones before)
         self.unwritten = []  # report files the end of the play could not write (the run then fails)
+        self.unstored = False  # the run could not be stored in the history (the run then fails too)
         self.lock = None  # the run directory's RunLock, held for the play's lifetime
         self._repaired = set()  # files of a run directory checked for a partial last line
         self._pending = []  # (name, obj) appends that failed, written again before the next one
@@ -672,14 +676,17 @@ class CallbackModule(CallbackBase):
         self._fail_when_unwritten(stats)
 
     def _fail_when_unwritten(self, stats):
-        """A report file that could not be written fails the run visibly: ansible-playbook exits 1
-        (after every file that could be written, and the history, are stored). A play that failed on
+        """A report file that could not be written, or a run the history did not take, fails the run
+        visibly: ansible-playbook exits 1 (after every file that could be written is written). A play that failed on
         its own already exits non-zero and is left to do so."""
         failed = any((getattr(stats, 'failures', None) or {}).values()) or any((getattr(stats, 'dark', None) or {}).values())
-        if not self.unwritten or failed:
+        missing = ['%s not written' % ', '.join(self.unwritten)] if self.unwritten else []
+        if self.unstored:
+            missing.append('run %s not stored in the history' % self.rundir.run_id)
+        if not missing or failed:
             return
-        self._display.error('benchlab.bench.report: the run fails: %s not written (see above); what was written '
-                            'is kept' % ', '.join(self.unwritten))
+        self._display.error('benchlab.bench.report: the run fails: %s (see above); what was written is kept'
+                            % '; '.join(missing))
         raise SystemExit(1)
 
     def _meta(self, status):
@@ -704,8 +711,9 @@ class CallbackModule(CallbackBase):
         self._display.display('benchlab dry run: %s (nothing stored in the history)' % report, color=C.COLOR_OK)
 
     def _store_history(self, doc):
-        """Store the run in the history; failing to store is an error on the terminal, with the
-        command that stores the run directory later, and never costs the run's files."""
+        """Store the run in the history; failing to store, for whatever reason, is an error on the
+        terminal with the command that stores the run directory later, fails the play (exit 1, once
+        every file is written: _fail_when_unwritten) and never costs the run's files."""
         history = None
         try:
             history = history_db(self.get_option('history_db'))
@@ -715,15 +723,18 @@ class CallbackModule(CallbackBase):
                 store_run(history, doc, label=self.get_option('run_label'), fingerprint=fingerprint,
                           controller=controller, extends=resume.get('run_id') == self.rundir.run_id)
                 self._display.display('benchlab history: run %s stored in %s' % (self.rundir.run_id, history))
+            return
         except HistoryError as e:
-            self._display.error('benchlab.bench.report: run %s not stored in the history: %s (the run directory %s '
-                                'holds every record)' % (self.rundir.run_id, e, self.rundir.path))
-            if history:
-                self._display.display('benchlab history: to store run %s later: %s' % (
-                    self.rundir.run_id, store_later(self.rundir.path, history, self.get_option('run_label'))),
-                    color=C.COLOR_WARN)
+            why = str(e)
         except Exception as e:  # pylint: disable=broad-except
-            self._display.warning('benchlab.bench.report: run %s not stored in the history: %s' % (self.rundir.run_id, e))
+            why = '%s: %s' % (type(e).__name__, e)
+        self.unstored = True
+        self._display.error('benchlab.bench.report: run %s not stored in the history: %s (the run directory %s '
+                            'holds every record)' % (self.rundir.run_id, why, self.rundir.path))
+        if history:
+            self._display.display('benchlab history: to store run %s later: %s' % (
+                self.rundir.run_id, store_later(self.rundir.path, history, self.get_option('run_label'))),
+                color=C.COLOR_WARN)
 
     def _adopt_stored(self):
         """Records the run path stored in results.jsonl whose task never came back (the playbook was

@@ -6,13 +6,17 @@
 Location: the callback option ``history_db`` (env ``BENCHLAB_HISTORY_DB``, ini
 ``[callback_benchlab_report] history_db``):
 
-- a path: an embedded SQLite file (``history_sqlite.py``); by default
+- a path ending in a file name: an embedded SQLite file (``history_sqlite.py``); by default
   ``$XDG_DATA_HOME/benchlab/history.sqlite`` (``~/.local/share/benchlab/history.sqlite``);
-- ``postgresql://user@host:port/dbname`` (or ``postgres://``): a PostgreSQL database shared by a
-  team (``history_pg.py``, psycopg 3). The password never goes into the URL (refused there: a URL
-  is shown in messages and logs); libpq finds it in ``PGPASSWORD``, ``~/.pgpass`` or a service
-  file (``?service=name``);
+- ``postgresql://user@host:port/dbname`` (or ``postgres://``), or a libpq connection string
+  (``host=db port=5432 dbname=bench``; the rest from libpq's ``PG*`` variables): a PostgreSQL
+  database shared by a team (``history_pg.py``, psycopg 3). The password never goes into the value
+  (refused there, never repeated: the value is shown in messages and logs); libpq finds it in
+  ``PGPASSWORD``, ``~/.pgpass`` or a service file (``?service=name``);
 - ``off`` (or ``none``, ``false``, ``no``): no history.
+
+Anything else, or a value that could be either a connection string or a path, is refused without
+being repeated (resolve_db_path).
 
 One interface (``Store``), the same semantics on both backends:
 
@@ -83,27 +87,109 @@ def default_db_path(environ=None):
     return os.path.join(base, 'benchlab', 'history.sqlite')
 
 
+# libpq's connection parameter keywords (PostgreSQL 17 docs, "Parameter Key Words"): a value made of
+# `keyword=value` pairs of these, and nothing else, is a libpq connection string.
+LIBPQ_KEYWORDS = frozenset((
+    'host', 'hostaddr', 'port', 'dbname', 'user', 'password', 'passfile', 'require_auth', 'channel_binding',
+    'connect_timeout', 'client_encoding', 'options', 'application_name', 'fallback_application_name', 'keepalives',
+    'keepalives_idle', 'keepalives_interval', 'keepalives_count', 'tcp_user_timeout', 'replication', 'gssencmode',
+    'sslmode', 'requiressl', 'sslnegotiation', 'sslcompression', 'sslcert', 'sslkey', 'sslpassword', 'sslcertmode',
+    'sslrootcert', 'sslcrl', 'sslcrldir', 'sslsni', 'requirepeer', 'ssl_min_protocol_version',
+    'ssl_max_protocol_version', 'krbsrvname', 'gsslib', 'gssdelegation', 'service', 'target_session_attrs',
+    'load_balance_hosts'))
+SECRET_KEYWORDS = ('password', 'sslpassword')
+# one `keyword = value` pair of a libpq connection string: the value bare (no space, no quote) or
+# single-quoted with \' and \\ escapes
+_PAIR = re.compile(r"\s*([A-Za-z_]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|([^\s']*))")
+# a libpq keyword followed by '=' in a value: a connection string, or a path that holds one
+_KEYWORD_AT = re.compile(r'(?i)(?:^|[\s;,&?/])(%s)\s*=' % '|'.join(sorted(LIBPQ_KEYWORDS, key=len, reverse=True)))
+
+
+def conninfo_keywords(value):
+    """The keywords of `value` when it is a whole libpq connection string ("host=db port=5432
+    dbname=bench"), else None. Only the keywords: no caller needs (or may show) the values."""
+    if not isinstance(value, str) or '=' not in value:
+        return None
+    keys, pos, text = [], 0, value.rstrip()
+    while pos < len(text):
+        m = _PAIR.match(text, pos)
+        if not m or m.end() == pos:
+            return None
+        keys.append(m.group(1).lower())
+        pos = m.end()
+        if pos < len(text) and not text[pos].isspace():
+            return None
+    if not keys or any(k not in LIBPQ_KEYWORDS for k in keys):
+        return None
+    return keys
+
+
 def is_postgres(location):
-    """True when the location is a PostgreSQL URL (postgresql:// or postgres://)."""
-    return isinstance(location, str) and location.split(':', 1)[0].lower() in PG_SCHEMES and '://' in location
+    """True when the location is a PostgreSQL URL (postgresql:// or postgres://) or a libpq
+    connection string."""
+    if not isinstance(location, str):
+        return False
+    if location.split(':', 1)[0].lower() in PG_SCHEMES and '://' in location:
+        return True
+    return conninfo_keywords(location) is not None
+
+
+def check_conninfo(value, keys):
+    """A libpq connection string without a password (HistoryError naming the keyword, never its value)."""
+    if len(_KEYWORD_AT.findall(value)) != len(keys):  # 'host=db,password=...': a keyword inside a value
+        raise HistoryError('history_db looks like a PostgreSQL connection string with a keyword inside a value (%s); '
+                           'the value is not repeated here, as it may hold a password: separate keyword=value pairs '
+                           'with spaces and quote values that hold one' % ', '.join(
+                               sorted(set('%s=' % k.lower() for k in _KEYWORD_AT.findall(value)))))
+    secret = [k for k in keys if k in SECRET_KEYWORDS]
+    if secret:
+        raise HistoryError('history_db is a PostgreSQL connection string (%s) with %s in it: refused (history_db is '
+                           'shown in messages, logs and job output; the value is not repeated here). Give the '
+                           'password to libpq instead: PGPASSWORD, ~/.pgpass, or a service file (PGSERVICEFILE and '
+                           'service=NAME)' % (' '.join('%s=...' % k for k in keys), ' and '.join(secret)))
+    return value
+
+
+def _check_path(value):
+    """The absolute path of a SQLite history, when `value` looks like one: a path ending in a file
+    name that holds no connection keyword (a mistyped connection string would otherwise become a
+    file whose name carries a password). HistoryError that does not repeat the value otherwise."""
+    if _KEYWORD_AT.search(value):
+        found = sorted(set(k.lower() for k in _KEYWORD_AT.findall(value)))
+        raise HistoryError('history_db is neither a PostgreSQL location nor a file path: it holds %s like a libpq '
+                           'connection string but is not one (an unknown keyword, or a quote or a space out of '
+                           'place); the value is not repeated here, as it may hold a password. A shared history is '
+                           '%s, or "host=HOST port=5432 dbname=DBNAME"; a SQLite history is a path ending in a file '
+                           'name' % (', '.join('%s=' % k for k in found), PG_HINT))
+    path = os.path.abspath(os.path.expanduser(os.path.expandvars(value)))
+    name = os.path.basename(value.rstrip())
+    if value.endswith(os.sep) or name in ('', '.', '..', '~'):
+        raise HistoryError('history_db %s: not a file name (a SQLite history is a file, e.g. %s)'
+                           % (path, os.path.join(path, 'history.sqlite')))
+    return path
 
 
 def resolve_db_path(value, environ=None):
-    """The history's location for an option value: None/'' -> the default SQLite file, 'off' ->
-    None (no history), a PostgreSQL URL -> the URL (checked: no password in it), else the absolute
-    path of the SQLite file."""
+    """The history's location for an option value, parsed, never guessed: None/'' -> the default
+    SQLite file, 'off' -> None (no history); a PostgreSQL URL or a libpq connection string (libpq
+    takes what they leave out from the PG* environment variables) -> itself, checked to hold no
+    password; a path ending in a file name -> its absolute path. Anything else, or a value that
+    could be either, is a HistoryError that never repeats a password."""
     if value is None or str(value).strip() == '':
         return default_db_path(environ)
     value = str(value).strip()
     if value.lower() in OFF:
         return None
+    keys = conninfo_keywords(value)
+    if keys is not None:
+        return check_conninfo(value, keys)
     if is_postgres(value):
         from ansible_collections.benchlab.bench.plugins.plugin_utils.history_pg import check_url
         return check_url(value)
     if _URL.match(value):  # any other URL: never taken for a relative path
         raise HistoryError('history_db %r: not a path and not a PostgreSQL URL; a shared history is %s'
                            % (value.split(':', 1)[0] + '://...', PG_HINT))
-    return os.path.abspath(os.path.expanduser(os.path.expandvars(value)))
+    return _check_path(value)
 
 
 def shown(location):

@@ -30,7 +30,7 @@ import sys
 from urllib.parse import parse_qsl, urlsplit
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (
-    SCHEMA_VERSION, HistoryError, MissingHistory, Store)
+    SCHEMA_VERSION, HistoryError, MissingHistory, Store, check_conninfo, conninfo_keywords)
 
 CONNECT_TIMEOUT_S = 10
 APPLICATION = 'benchlab.bench'
@@ -109,6 +109,12 @@ def check_url(url):
     return url
 
 
+def check_location(location):
+    """A PostgreSQL URL or libpq connection string when it carries no password, else HistoryError."""
+    keys = conninfo_keywords(location)
+    return check_conninfo(location, keys) if keys is not None else check_url(location)
+
+
 def driver():
     """psycopg 3, or HistoryError naming the package."""
     try:
@@ -136,7 +142,7 @@ class PostgresStore(Store):
     tiebreak = 'seq'
 
     def __init__(self, url, create=True):
-        Store.__init__(self, check_url(url))
+        Store.__init__(self, check_location(url))
         psycopg = driver()
         self.errors = (psycopg.Error,)
         try:

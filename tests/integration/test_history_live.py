@@ -7,10 +7,11 @@ ansible-playbook runs into it:
   run stored once, the counts exact, the second owner of the shared id refused;
 - compare.yml and the regression gate reading from PostgreSQL (real dd outputs, files/history-gate:
   a tmpfs baseline, a synchronous-write candidate, the baseline again);
-- the database stopped in the middle of a run: the run directory complete, a clear message with
-  the command that stores it later, and that command (history.yml) storing it once the server is
+- the database stopped in the middle of a run: the run directory complete, the run failing (exit 1)
+  with a clear message and the command that stores it later, and that command (history.yml) storing it once the server is
   back; the password nowhere in any output or file;
 - trend.yml over a stored series with a known step, its report.html opened in headless Chromium;
+- history_db as a libpq connection string, and as dbname= alone with the rest from PG* variables;
 - a SQLite history on a real FUSE sshfs mount (sshfs over a local sftp-server: no network, no
   sshd) refused before any host is touched, naming the PostgreSQL option.
 About 60-90 s here."""
@@ -110,11 +111,11 @@ def test_eight_controllers_store_into_one_postgresql_at_once(pg, tmp_path):
     loser = 13 - owner
     assert procs[owner].returncode == 0, texts[owner][-3000:]
     assert 'already in the history' in texts[loser] and 'another controller' in texts[loser], texts[loser][-3000:]
-    if procs[loser].returncode == 0:
-        assert 'not stored in the history' in texts[loser]
+    if 'nothing is run' not in texts[loser]:  # refused at the end: measured, not stored, the run fails
+        assert procs[loser].returncode == 1 and 'the run fails: run 20261204T000000Z-shared not stored' in texts[loser]
         assert (tmp_path / ('ctl-%d' % loser) / 'benchlab-runs' / '20261204T000000Z-shared' / 'results.json').is_file()
     else:
-        assert 'nothing is run' in texts[loser]
+        assert procs[loser].returncode == 2
     assert sorted(r['label'] for r in runs) == sorted(['ctl-%d' % i for i in range(6)] + ['ctl-%d' % owner])
     with open_store(url) as store:
         dump = store.dump()
@@ -212,8 +213,9 @@ def test_a_database_lost_mid_run_keeps_the_run_and_stores_it_later(pg, tmp_path)
             proc.communicate()
         if not pg.running:
             pg.resume()
-    assert proc.returncode == 0, out[-3000:] + err[-3000:]
+    assert proc.returncode == 1, out[-3000:] + err[-3000:]  # measured but not stored: the run fails
     text = out + err
+    assert 'the run fails: run 20261204T010000Z-lost not stored in the history' in text
     assert 'run 20261204T010000Z-lost not stored in the history: history database %s: cannot connect' % url in text
     assert 'holds every record' in text
     results = json.loads((run_dir / 'results.json').read_text())
@@ -352,3 +354,24 @@ def test_trend_playbook_finds_the_step_and_its_kernel_in_chromium(pg, tmp_path):
     assert errors == []
     requests = [e['params']['request']['url'] for e in browser.events if e.get('method') == 'Network.requestWillBeSent']
     assert requests == [page]
+
+
+def test_a_libpq_connection_string_and_the_pg_variables_reach_postgresql(pg, tmp_path):
+    """history_db as a libpq keyword string, and as a bare dbname= with the rest from PGHOST,
+    PGPORT and PGUSER: both are the PostgreSQL history (before: taken for relative SQLite paths),
+    named as given, the password from PGPASSWORD only."""
+    url = pg.new_database('conninfo')
+    manifest = _manifest(tmp_path, 'conninfo', {'host': ['nohup-test1.out', 'nohup-test2.out']})
+    conninfo = 'host=127.0.0.1 port=%d user=%s dbname=conninfo' % (pg.port, pg.user)
+    env = _env(tmp_path, pg, conninfo, BENCHLAB_RUN_ID='20261206T000000Z-conninfo')
+    proc = run([BIN / 'ansible-playbook', REPO / 'playbooks' / 'import.yml', '-e', 'import_manifest=%s' % manifest],
+               env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert 'run 20261206T000000Z-conninfo stored in %s' % conninfo in proc.stdout
+    assert [r['run_id'] for r in list_runs(url)] == ['20261206T000000Z-conninfo']
+    bare = _env(tmp_path, pg, 'dbname=conninfo', PGHOST='127.0.0.1', PGPORT=str(pg.port), PGUSER=pg.user)
+    listed = run([BIN / 'ansible-playbook', REPO / 'playbooks' / 'history.yml', '-e', 'history_action=list'], bare)
+    assert listed.returncode == 0 and '1 run(s) in dbname=conninfo' in listed.stdout, listed.stdout[-3000:]
+    assert '20261206T000000Z-conninfo' in listed.stdout
+    assert not list(Path(REPO).glob('*conninfo*')) and not list(tmp_path.glob('*conninfo*.sqlite'))
+    _no_password(pg, [proc.stdout, proc.stderr, listed.stdout, listed.stderr], [tmp_path / 'runs'])

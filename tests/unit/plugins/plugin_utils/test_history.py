@@ -418,6 +418,51 @@ def test_locations():
     assert history.resolve_db_path('relative/h.sqlite') == os.path.abspath('relative/h.sqlite')
 
 
+def test_libpq_connection_strings_go_to_postgresql():
+    """libpq keyword strings are PostgreSQL locations, as given (libpq takes what they leave out from
+    PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD...)."""
+    for value in ('host=127.0.0.1 port=5999 dbname=bench', "host = db  dbname='bench lab' sslmode=require",
+                  'service=team', 'dbname=bench'):
+        assert history.is_postgres(value) and history.resolve_db_path(value) == value
+
+
+def test_a_connection_string_with_a_password_is_refused_without_repeating_it(tmp_path, monkeypatch):
+    """The form of the report: taken for a relative SQLite path, it made a file whose name held the
+    password in the working directory and printed it."""
+    monkeypatch.chdir(tmp_path)
+    for value in ('host=127.0.0.1 port=5999 password=s3cret-pw', "host=db password='s3cret pw' dbname=b",
+                  'host=db sslpassword=s3cret-pw dbname=b', 'host=db PASSWORD=s3cret-pw'):
+        with pytest.raises(HistoryError) as e:
+            history.resolve_db_path(value)
+        assert 's3cret' not in str(e.value) and 'PGPASSWORD' in str(e.value), str(e.value)
+        with pytest.raises(HistoryError) as e:
+            store_run(value, make_doc('r1', '2026-12-01T22:00:00Z'))
+        assert 's3cret' not in str(e.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize('value', [
+    'host=db passwrd=s3cret-pw',            # a misspelt keyword: not a connection string
+    "host=db password='s3cret-pw",          # an unclosed quote
+    'host=db,password=s3cret-pw',           # a comma for a space
+    'history password=s3cret-pw.sqlite',    # a file name holding a keyword
+    '/srv/h/password=s3cret-pw',            # a path holding one
+])
+def test_a_value_that_could_be_either_is_refused_without_repeating_it(value, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(HistoryError) as e:
+        history.resolve_db_path(value)
+    assert 's3cret' not in str(e.value) and 'not repeated here' in str(e.value), str(e.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sqlite_history_is_a_path_ending_in_a_file_name(tmp_path):
+    for value in (str(tmp_path) + '/', '.', '..', '~', 'runs/..'):
+        with pytest.raises(HistoryError, match='not a file name'):
+            history.resolve_db_path(value)
+    assert history.resolve_db_path(str(tmp_path / 'a=b.sqlite')) == str(tmp_path / 'a=b.sqlite')  # no libpq keyword
+
+
 # -- SQLite on a network file system: refused, naming the PostgreSQL history --------------------------
 
 @pytest.mark.parametrize('magic, mount_type, name', [

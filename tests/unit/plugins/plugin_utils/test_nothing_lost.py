@@ -468,11 +468,14 @@ def test_a_playbook_that_goes_on_after_a_failed_preflight_keeps_its_records(call
     cb = callback(run_id='shared')
     assert 'another controller (ctl-b:/elsewhere/runs/shared)' in current_run()['preflight_error']
     bench_ok(cb, record(7.0))
-    cb.v2_playbook_on_stats(None)
+    with pytest.raises(SystemExit) as e:  # measured but not stored: the run fails (exit 1)
+        cb.v2_playbook_on_stats(None)
+    assert e.value.code == 1
     results = json.loads((tmp_path / 'runs' / 'shared' / 'results.json').read_text())
     assert [r['metrics']['throughput']['value'] for r in results['records']] == [7.0]
     assert load_run(db, 'shared') == theirs
     assert any(kind == 'error' and 'run shared not stored in the history' in m for kind, m in cb.messages)
+    assert any(kind == 'error' and 'the run fails: run shared not stored in the history' in m for kind, m in cb.messages)
 
 
 def test_the_preflight_passes_and_says_so_in_the_environment(callback):
