@@ -149,7 +149,7 @@ fuzz-explore: venv $(COLL_LINK)
 INTEGRATION_LAB := tests/integration/test_scenarios.py
 INTEGRATION_WIRING := tests/integration/test_drbd.py tests/integration/test_kvm_guest_role.py tests/integration/test_docs.py \
 	tests/integration/test_installed_collection.py tests/integration/test_openvz_ct_role.py \
-	tests/integration/test_import_playbook.py tests/integration/test_execution_environment.py \
+	tests/integration/test_import_playbook.py tests/integration/test_execution_environment.py tests/integration/test_hostile_edges.py \
 	tests/integration/test_local_lab.py::test_half_built_lab_is_repaired_rebuild_changes_nothing_and_plan_failure_tears_down
 INTEGRATION_PYTEST := $(SKIP_POLICY) $(BIN)/python -m pytest $(PYTEST_ARGS) -q -p no:cacheprovider
 integration: setup libvirt-py

@@ -19,21 +19,27 @@ import stat
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, controller_fingerprint, encode
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems, write_reports
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import OutputDirError, RunDir
 
 ENTRY_FILE = 'history.json'
 MAX_RESULTS_BYTES = 1024 ** 3
 
 
 def export_run(store, ref, dest):
-    """Write the run `ref` stands for as a bundle <dest>/<run id>/; returns (run id, {name: path})."""
+    """Write the run `ref` stands for as a bundle <dest>/<run id>/; returns (run id, {name: path}).
+    The bundle's directory is one the export creates (or an empty one), never a link, and no file
+    in it is replaced (RunDir fresh): HistoryError otherwise, naming the directory."""
     run_id = store.find(ref)
     entry = store.entry(run_id)
     doc = entry.pop('doc')
-    rundir = RunDir(os.path.abspath(dest), run_id)
-    paths = write_reports(rundir, doc)
-    paths[ENTRY_FILE] = rundir.write_json(ENTRY_FILE, dict(
-        (k, entry[k]) for k in ('run_id', 'label', 'stored', 'fingerprint', 'controller', 'digest')))
+    rundir = RunDir(os.path.abspath(dest), run_id, fresh=True)
+    try:
+        rundir.ensure()
+        paths = write_reports(rundir, doc)
+        paths[ENTRY_FILE] = rundir.write_json(ENTRY_FILE, dict(
+            (k, entry[k]) for k in ('run_id', 'label', 'stored', 'fingerprint', 'controller', 'digest')))
+    except (OutputDirError, OSError) as e:
+        raise HistoryError('export of run %s: %s' % (run_id, e))
     return run_id, paths
 
 

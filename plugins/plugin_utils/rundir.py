@@ -225,15 +225,25 @@ MAX_SERIES_BYTES = 32 * 1024 * 1024
 
 
 class RunDir(object):
-    """One run's directory, created (0700) on first use."""
+    """One run's directory, created (0700) on first use: the one writer of every file the controller
+    writes (run reports, comparisons, trends, exported bundles).
 
-    def __init__(self, base, run_id):
+    Never through a symbolic link, never outside the directory: the directory is opened with
+    O_NOFOLLOW (a link in its place is an OutputDirError naming its target) and every file is
+    written relative to that open directory as a new temporary file (O_EXCL, O_NOFOLLOW), then
+    renamed into place (a link named like the file is replaced, never followed). `fresh` (an export):
+    the directory must be one this writer creates, or an empty one, and no file is ever replaced
+    (a file that appeared meanwhile is an OutputDirError, the new one left under its temporary
+    name)."""
+
+    def __init__(self, base, run_id, fresh=False):
         if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id) or '..' in run_id:
             raise ValueError('run_id %r: use letters, digits, ".", "_" and "-" only (one directory name, at most 128 '
                              'characters, no "..")' % (run_id,))
         self.base = base
         self.run_id = run_id
         self.path = os.path.join(base, run_id)
+        self.fresh = fresh
         self._created = False
 
     def ensure(self):
@@ -243,9 +253,55 @@ class RunDir(object):
             # every directory made here is private, the report base too (makedirs applies `mode`
             # to the last one only); an existing base keeps its mode (a team share, say)
             os.makedirs(self.base, mode=0o700, exist_ok=True)
-            os.makedirs(self.path, mode=0o700, exist_ok=True)
+            try:
+                os.mkdir(self.path, 0o700)
+            except FileExistsError:
+                os.close(self._open_dir(self.path))
+                if self.fresh and not self._created and os.listdir(self.path):
+                    raise OutputDirError('%s exists and is not empty: an export writes only into a directory it '
+                                         'creates or an empty one, never over files (choose another export_dir)'
+                                         % self.path)
             self._created = True
         return self.path
+
+    @staticmethod
+    def _open_dir(path):
+        """An O_NOFOLLOW descriptor of a directory; OutputDirError for a link or anything else."""
+        try:
+            return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, 'O_CLOEXEC', 0))
+        except OSError as e:
+            if os.path.islink(path):
+                raise OutputDirError('%s is a symbolic link (to %s): benchlab writes only into a directory itself, '
+                                     'never through a link; remove the link or choose another directory'
+                                     % (path, os.readlink(path)))
+            raise OutputDirError('%s is not a directory benchlab can write into: %s' % (path, e.strerror or e))
+
+    def _write_file(self, directory, name, data):
+        """Write `data` as `name` in `directory` (see the class): a new temporary file written whole
+        and fsynced, renamed into place, the directory fsynced. Returns the path."""
+        dfd = self._open_dir(directory)
+        try:
+            tmp = '.%s.%s.tmp' % (name, secrets.token_hex(4))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, 'O_CLOEXEC', 0),
+                         0o600, dir_fd=dfd)
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if self.fresh:
+                try:
+                    os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                except FileExistsError:
+                    raise OutputDirError('%s appeared while it was being written: left alone (the new one is %s)'
+                                         % (os.path.join(directory, name), os.path.join(directory, tmp)))
+                os.unlink(tmp, dir_fd=dfd)
+            else:
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        return os.path.join(directory, name)
 
     def file(self, name):
         return os.path.join(self.ensure(), name)
@@ -264,7 +320,7 @@ class RunDir(object):
         waited for it finds its controller gone)."""
         path = self.file(name)
         new = not os.path.exists(path)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if still is not None and not still():
@@ -282,24 +338,14 @@ class RunDir(object):
         """Hold the exclusive lock of a file of this run directory until this process ends (the report
         callback, writing an interrupted run's report: no worker appends after it read the file)."""
         path = self.file(name)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
         return fd
 
     def write_text(self, name, text):
-        """Write a file atomically: a temp file, written whole and fsynced, renamed over the old
-        one, then the directory fsynced (a crash leaves the old file or the new one, never half)."""
-        path = self.file(name)
-        tmp = path + '.tmp'
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            write_all(fd, text.encode('utf-8'))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        fsync_dir(self.path)
-        return path
+        """Write a file atomically (a crash leaves the old file or the new one, never half), never
+        through a link (see the class)."""
+        return self._write_file(self.ensure(), name, text.encode('utf-8'))
 
     def write_json(self, name, obj):
         return self.write_text(name, json.dumps(obj, indent=2, sort_keys=True) + '\n')
@@ -311,19 +357,12 @@ class RunDir(object):
         if not isinstance(series_id, str) or not SERIES_ID_RE.fullmatch(series_id):
             raise ValueError('observed series id %r: expected 12 hex digits' % (series_id,))
         directory = os.path.join(self.ensure(), OBSERVED_DIR)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        path = os.path.join(directory, '%s.json.gz' % series_id)
-        tmp = path + '.tmp'
-        data = gzip.compress(json.dumps(series, sort_keys=True, separators=(',', ':')).encode('utf-8'))
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        fsync_dir(directory)
-        return path
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass  # _write_file refuses it when it is not a directory of its own
+        data = gzip.compress(json.dumps(series, sort_keys=True, separators=(',', ':')).encode('utf-8'))
+        return self._write_file(directory, '%s.json.gz' % series_id, data)
 
     def read_series(self, series_id, limit=MAX_SERIES_BYTES):
         """The series stored by write_series, or None (missing, unreadable, too large)."""
