@@ -30,6 +30,7 @@ ARGUMENT_SPEC = dict(
     metrics=dict(type='list', elements='str'),
     correction=dict(type='str', default='holm', choices=['holm', 'bh', 'none']),
     equivalence_margin_pct=dict(type='float', default=5.0),
+    ignore_params=dict(type='bool', default=False),
 )
 
 
@@ -57,7 +58,7 @@ class ActionModule(ActionBase):
             labels = dict((side, args[side]) for side in docs if args[side] != docs[side]['run_id'])
             doc = compare_runs(docs['baseline'], docs['candidate'], args['regression_threshold'],
                                metrics=args['metrics'], labels=labels, correction=args['correction'],
-                               margin=args['equivalence_margin_pct'])
+                               margin=args['equivalence_margin_pct'], ignore_params=args['ignore_params'])
         except (HistoryError, CompareError) as e:
             raise AnsibleActionFail('compare_runs: %s' % e)
         rundir = RunDir(report_dir(args['output_dir'], from_callback=True), doc['run_id'])
@@ -77,12 +78,16 @@ class ActionModule(ActionBase):
             docs['baseline'].get('status') or '?', args['regression_threshold'], verdict)]
         lines += ['  REGRESSION %s' % describe(r) for r in regressions]
         lines += ['  CANNOT JUDGE %s' % describe_unjudged(u) for u in unjudged]
+        lines += ['  DIFFERENT %s %s: %s (baseline vs candidate)%s' % (
+            d['benchmark'], d['cell'], d['text'], ': compared as the same experiment (ignore_params)'
+            if args['ignore_params'] and d['params'] else '') for d in comparison['params_differ']]
         where = files.get('report.md') or rundir.path
         lines.append('  report: %s%s' % (where, ' (check mode: not written)' if self._task.check_mode else ''))
         result.update(changed=changed, report_dir=rundir.path, files=files, baseline_run=docs['baseline']['run_id'],
                       candidate_run=docs['candidate']['run_id'], regressions=regressions,
                       too_little_data=comparison['too_little_data'], missing=comparison['missing'],
-                      new=comparison['new'], cannot_judge=unjudged, history_db=db, msg='\n'.join(lines))
+                      new=comparison['new'], cannot_judge=unjudged, params_differ=comparison['params_differ'],
+                      history_db=db, msg='\n'.join(lines))
         if args['fail_on_regression'] and (regressions or unjudged):
             # a gate that cannot judge does not pass: too little data, a cell or metric on one side only
             result['failed'] = True

@@ -74,6 +74,15 @@ options:
     description: Two values whose difference two one-sided tests place within this percent of the baseline mean are C(equivalent).
     type: float
     default: 5.0
+  ignore_params:
+    description:
+      - The two runs are the same experiment although the parameters of a benchmark differ (or the tool's version).
+      - By default a benchmark whose parameters differ between the runs (block size, size, job options; not the
+        tool version) is not the same experiment; every metric of it is listed in RV(cannot_judge) and the gate
+        calls no regression there. The differences are always shown (RV(params_differ), beside the verdicts
+        of every report format).
+    type: bool
+    default: false
   metrics:
     description: Judge only these metric names (for example V(throughput)); all metrics by default.
     type: list
@@ -160,7 +169,8 @@ cannot_judge:
   description:
     - Everything the gate could not judge, each with its reason - too little data, an inconclusive
       comparison that can neither show nor rule out a regression beyond the threshold, a cell or
-      benchmark in one run only, a metric the candidate lacks. With O(fail_on_regression) any entry
+      benchmark in one run only, a metric the candidate lacks, a benchmark whose parameters differ
+      between the runs (unless O(ignore_params)). With O(fail_on_regression) any entry
       fails the task.
   returned: always
   type: list
@@ -168,4 +178,16 @@ cannot_judge:
   sample:
     - {benchmark: dd-write, cell: host-rootfs, metric: throughput,
        reason: "too little data: n=1 vs n=3 (needs 2 on each side)"}
+params_differ:
+  description:
+    - Per benchmark and cell whose runs differ in their parameters or the tool's version - C(params)
+      (C(param), C(baseline), C(candidate)), C(tool_version) (C(baseline), C(candidate) lists, or null),
+      and C(text), the line the reports show beside the verdicts. A parameter that varies between one
+      run's own repetitions is not listed.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {benchmark: fio-randread, cell: host-rootfs, params: [{param: bs, baseline: 1M, candidate: 4k}],
+       tool_version: null, text: "bs 1M vs 4k"}
 '''

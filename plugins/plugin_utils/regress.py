@@ -18,14 +18,19 @@ or more (non-inferiority at alpha: the data rule a regression beyond the thresho
 the gate **cannot judge** it: fewer than two repetitions on a side (too little data), or data that
 can neither show nor rule out a regression beyond the threshold. A cell or benchmark in one run
 only, a metric the candidate lacks, and a baseline and candidate that are the same run cannot be
-judged either. Regressions are marked on the metric (``regression: true``), flagged on the cell
-(code ``regression``) and listed in the document's ``comparison`` section with everything that
+judged either; nor can a benchmark whose parameters differ between the runs (not the same
+experiment, experiment_differences), unless the caller says they are (ignore_params). Parameters
+and tool versions that differ are shown either way: ``differs`` on each candidate metric (beside
+the verdict in every format), a flag on the cell, ``params_differ`` in the comparison. Regressions are marked on the metric
+(``regression: true``), flagged on the cell (code ``regression``) and listed in the document's ``comparison`` section with everything that
 could not be judged (``cannot_judge``, each with its reason); with fail_on_regression, both fail the
 play (action compare_runs)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.inference import tost
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, compare
@@ -33,6 +38,10 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ana
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
 
 SIDES = ('baseline', 'candidate')
+# Record params that are a run's own observations (load before it, time waited), not the experiment.
+RUN_OBSERVATIONS = ('guards',)
+# What a parameter's value may show of itself in a verdict (inert in every report format): the rest is '?'.
+_UNSAFE = re.compile(r'[^A-Za-z0-9 .:/+=,%-]')
 # The longest run id rundir.RUN_ID_RE accepts (a comparison's report goes to a run directory too).
 MAX_RUN_ID = 128
 
@@ -143,13 +152,57 @@ def _run_info(doc, label=None):
     return info
 
 
+def _experiment(records):
+    """({param: {canonical JSON value}}, {tool version}) of one side of a table."""
+    values = {}
+    for rec in records:
+        for k, v in (rec.get('params') or {}).items():
+            if k not in RUN_OBSERVATIONS:
+                values.setdefault(k, set()).add(json.dumps(v, sort_keys=True, default=str))
+    return values, set(str(r['tool_version']) for r in records if r.get('tool_version'))
+
+
+def _shown_value(values):
+    if not values:
+        return '(not set)'
+    v = json.loads(next(iter(values)))
+    text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+    text = _UNSAFE.sub('?', text)
+    return text if len(text) <= 40 else text[:39] + '…'
+
+
+def experiment_differences(baseline_records, candidate_records):
+    """How two sides of a table are not the same experiment: ([{param, baseline, candidate}], the
+    tool versions {baseline: [...], candidate: [...]} when they differ, else None). A parameter that
+    varies between one side's own repetitions is a run's figure, not the experiment, and is left out;
+    values are shown inert (see _UNSAFE), baseline first."""
+    (bp, bv), (cp, cv) = _experiment(baseline_records), _experiment(candidate_records)
+    params = []
+    for k in sorted(set(bp) | set(cp)):
+        b, c = bp.get(k), cp.get(k)
+        if len(b or ()) > 1 or len(c or ()) > 1 or b == c:
+            continue
+        params.append(dict(param=_UNSAFE.sub('?', k), baseline=_shown_value(b), candidate=_shown_value(c)))
+    versions = dict(baseline=sorted(bv), candidate=sorted(cv)) if bv and cv and bv != cv else None
+    return params, versions
+
+
+def differs_text(params, versions):
+    """'bs 1M vs 4k; tool version 3.33 vs 3.35' (baseline first), '' when nothing differs."""
+    parts = ['%s %s vs %s' % (d['param'], d['baseline'], d['candidate']) for d in params]
+    if versions:
+        parts.append('tool version %s vs %s' % tuple(_UNSAFE.sub('?', '/'.join(versions[s])) for s in SIDES))
+    return '; '.join(parts)
+
+
 def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha=ALPHA, labels=None, correction=None,
-                 margin=None):
+                 margin=None, ignore_params=False):
     """The comparison results document of two stored runs (see the module docstring).
 
     metrics: metric names the gate judges (all by default); labels: {side: run label} for the
     header; correction, margin: how the comparison's verdicts are corrected (holm, bh, none) and the
-    equivalence margin in % (defaults: Holm, 5)."""
+    equivalence margin in % (defaults: Holm, 5); ignore_params: the two runs are the same experiment
+    although their parameters differ (the difference is still shown; the gate then judges)."""
     for side, doc in zip(SIDES, (baseline_doc, candidate_doc)):
         if not isinstance(doc, dict) or not doc.get('run_id'):
             raise CompareError('the %s run is not a results document with a run_id' % side)
@@ -162,14 +215,18 @@ def compare_runs(baseline_doc, candidate_doc, threshold=5.0, metrics=None, alpha
     records, environment, plan = _merged(docs, correction, margin)
     analysis = analyze(records, plan, environment)
     wanted = set(metrics) if metrics else None
-    found = dict(regressions=[], too_little_data=[], missing=[], new=[], cannot_judge=[], passed=0)
+    found = dict(regressions=[], too_little_data=[], missing=[], new=[], cannot_judge=[], params_differ=[], passed=0)
+    sides = {}
+    for rec in records:
+        sides.setdefault((rec['labels']['benchmark'], rec['labels']['cell']), []).append(rec)
     for b in analysis['benchmarks']:
+        _mark_differences(b, sides, found, ignore_params)
         _judge_benchmark(b, wanted, threshold, alpha, found)
     found['regressions'].sort(key=lambda r: -(r['delta_pct'] if r['better'] == 'lower' else -r['delta_pct']))
     comparison = dict(baseline=_run_info(baseline_doc, (labels or {}).get('baseline')),
                       candidate=_run_info(candidate_doc, (labels or {}).get('candidate')),
                       regression_threshold=float(threshold), alpha=alpha, metrics=sorted(wanted) if wanted else None,
-                      **found)
+                      ignore_params=bool(ignore_params), **found)
     tagged = []
     for side in SIDES:
         for item in docs[side].get('failed') or []:
@@ -208,6 +265,35 @@ def _merged(docs, correction=None, margin=None):
     return records, environment, plan
 
 
+def _mark_differences(b, sides, found, ignore_params):
+    """Parameters or tool versions that differ between the two sides of a table: on the candidate
+    cell (flag, and `differs` on each of its metrics, shown beside the verdict), in found's
+    params_differ; unless ignore_params, `b['not_comparable']` (the gate cannot judge it)."""
+    base = next((c for c in b['cells'] if c['cell'].endswith(' @ baseline')), None)
+    cand = next((c for c in b['cells'] if c['cell'].endswith(' @ candidate')), None)
+    if base is None or cand is None:
+        return
+    params, versions = experiment_differences(sides.get((b['name'], base['cell']), []),
+                                              sides.get((b['name'], cand['cell']), []))
+    text = differs_text(params, versions)
+    if not text:
+        return
+    for s in cand['metrics'].values():
+        s['differs'] = text
+    where = dict(benchmark=b['name'], cell=cand['cell'].rsplit(' @ ', 1)[0])
+    found['params_differ'].append(dict(where, params=params, tool_version=versions, text=text))
+    if params:
+        cand['flags'].append(dict(code='params_differ', message='not the same experiment as the baseline run: %s%s' % (
+            text, ' (compare_ignore_params: compared as the same experiment)' if ignore_params else
+            ' (the gate cannot judge it)')))
+        if not ignore_params:
+            b['not_comparable'] = 'different parameters (%s): not the same experiment, so the gate calls no ' \
+                                  'regression (compare_ignore_params=true if they are)' % text
+    else:
+        cand['flags'].append(dict(code='tool_version_differs', message='another tool version than the baseline run: %s'
+                                  % text))
+
+
 def _judge_benchmark(b, wanted, threshold, alpha, found):
     """Judge one benchmark's candidate cell against its baseline cell; appends to found's lists."""
     base = next((c for c in b['cells'] if c['cell'].endswith(' @ baseline')), None)
@@ -229,6 +315,9 @@ def _judge_benchmark(b, wanted, threshold, alpha, found):
             continue
         s['regression'] = None
         if wanted is not None and m not in wanted:
+            continue
+        if b.get('not_comparable'):
+            found['cannot_judge'].append(dict(where, metric=m, reason=b['not_comparable'], verdict=s.get('verdict')))
             continue
         if not s['n'] or not ref['n']:
             item = dict(where, metric=m, reason='no measured value (too fast?)')

@@ -28,7 +28,8 @@ pivot, and an empty line between blocks.
 summary.csv (render_summary_csv): the analysis as a tidy table, one row per benchmark x cell x
 metric: the statistics over the repetitions and the comparison with the cell's baseline and its
 conclusion (SUMMARY_COLUMNS: verdict, detectable effect, raw and corrected p, the test that decided,
-repetitions_needed; empty for a baseline), the family it was corrected in, and then one row per
+repetitions_needed; empty for a baseline), the family it was corrected in, the parameters that
+differ between two compared runs (differs: `bs 1M vs 4k`, baseline first), and then one row per
 aggregate of runs started together (cell: the cells joined by +)."""
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def render_pivot_csv(analysis):
 SUMMARY_COLUMNS = ('benchmark', 'cell', 'baseline_cell', 'metric', 'unit', 'better', 'n', 'mean', 'ci95_low', 'ci95_high',
                    'stdev', 'min', 'max', 'delta_pct', 'ci_pct_low', 'ci_pct_high', 'verdict', 'mde_pct',
                    'equivalence_margin_pct', 'repetitions_needed', 'test', 'p', 'p_adjusted', 'p_equivalence',
-                   'p_equivalence_adjusted', 'family', 'reason')
+                   'p_equivalence_adjusted', 'family', 'reason', 'differs')
 
 
 def _summary_row(bench, cell, baseline, metric, s, family):
@@ -172,7 +173,7 @@ def _summary_row(bench, cell, baseline, metric, s, family):
     row = [bench, cell, baseline, metric, s.get('unit'), s.get('better'), s.get('n'), s.get('mean'), ci[0], ci[1],
            s.get('stdev'), s.get('min'), s.get('max'), s.get('delta_pct'), ci_pct[0], ci_pct[1]]
     row += [s.get(k) for k in SUMMARY_COLUMNS[16:25]]
-    return [_text(v) for v in row + [family if s.get('verdict') else None, s.get('reason')]]
+    return [_text(v) for v in row + [family if s.get('verdict') else None, s.get('reason'), s.get('differs')]]
 
 
 def render_summary_csv(analysis, charted):

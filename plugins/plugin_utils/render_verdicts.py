@@ -23,6 +23,13 @@ def fmt_pct(x):
 
 def verdict_text(s):
     """`worse`, `equivalent within ±5%`, `inconclusive, needs 8 per side`; '' without a comparison."""
+    text = _verdict_only(s)
+    if text and s.get('differs'):  # regress.py: inert text, the parameters of two runs that differ
+        return '%s, parameters differ: %s' % (text, s['differs'])
+    return text
+
+
+def _verdict_only(s):
     v = s.get('verdict')
     if not v:
         return ''

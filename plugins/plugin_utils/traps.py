@@ -12,7 +12,8 @@ not_quiet, source_on_test_storage, unsafe_options. Codes decided from the eviden
 (plugin_utils/explain.py): writes_elided, write_amplified, served_from_cache, device_bound, cpu_bound,
 link_bound, steal, host_busy. Codes the analysis finds: faster_than_baseline, too_fast,
 cpu_bound, drbd_not_uptodate, gate_not_met, zero_elision (zeros significantly faster than real data
-in the same cell, the ploop trap), duplicate_runs (measurements.py) and regression (regress.py).
+in the same cell, the ploop trap), duplicate_runs (measurements.py), regression, params_differ and tool_version_differs
+(regress.py).
 Records written before the codes existed have no ``flags``: ``record_codes`` derives them from their
 old fields, the only place that still reads a warning's text.
 """
@@ -93,6 +94,13 @@ VOCABULARY = {
         'of repetitions. A re-run of the same repetition, or workers the tool did not aggregate.')),
     'regression': ('regression', 'The candidate run is significantly worse than the stored run it is compared '
                                  'with.'),
+    'params_differ': ('not the same experiment', (
+        'The compared runs ran this benchmark with different parameters (block size, size, job options...): '
+        'the difference may be the parameters, not the system. The regression gate cannot judge it unless '
+        'told they are the same experiment (compare_ignore_params).')),
+    'tool_version_differs': ('another tool version', (
+        'The compared runs measured with different versions of the tool: a change of the tool can move the '
+        'number by itself.')),
 }
 
 # Codes a single run (record) carries: the report shows the fraction of runs each one flagged.

@@ -177,3 +177,44 @@ def test_a_run_the_history_refuses_at_the_end_fails_and_is_stored_later(tmp_path
     later = run([BIN / 'ansible-playbook'] + command[1:], env)
     assert later.returncode == 0 and 'run edges-4 stored in %s' % db in later.stdout, later.stdout[-3000:]
     assert [r['run_id'] for r in list_runs(str(db))] == ['edges-4']
+
+
+REFERENCE_000 = REPO / 'playbooks' / 'files' / 'imports' / 'reference-000'
+
+
+def reference_run(tmp, run_id, files, bs):
+    """An import.yml run of reference 000's real dd transcripts, one cell, the given block size."""
+    d = Path(tmp) / ('manifest-' + run_id)
+    d.mkdir()
+    entries = []
+    for f in files:
+        (d / f).write_text((REFERENCE_000 / f).read_text())
+        entries.append({'cell': 'node', 'tool': 'dd', 'test': 'write', 'bs': bs, 'sync_after': True,
+                        'params': {'count': 200000, 'data': 'zero'}, 'file': f})
+    (d / 'manifest.yml').write_text(yaml.safe_dump({'name': 'ref000', 'entries': entries}))
+    env = ansible_env(tmp, BENCHLAB_RUN_ID=run_id)
+    proc = run([BIN / 'ansible-playbook', 'benchlab.bench.import', '-e', 'import_manifest=%s' % (d / 'manifest.yml')],
+               env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return env
+
+
+def test_compare_never_calls_a_regression_between_different_parameters(tmp_path):
+    """Two runs of one benchmark name whose block sizes differ: before, 'REGRESSION ... -45 %' and
+    nothing saying so. Now the difference is printed and the gate cannot judge those cells; told
+    they are the same experiment (compare_ignore_params), the same data is a regression."""
+    reference_run(tmp_path, 'ref-1m', ['nohup-test1.out', 'nohup-test2.out'], 1000000)
+    env = reference_run(tmp_path, 'ref-4k', ['nohup-test3.out', 'nohup-test4.out'], 4096)
+    argv = [BIN / 'ansible-playbook', 'benchlab.bench.compare', '-e', 'baseline=ref-1m', '-e', 'candidate=ref-4k',
+            '-e', 'fail_on_regression=true']
+    gate = run(argv, env)
+    out = gate.stdout
+    assert gate.returncode != 0 and 'could not be judged' in out, out[-3000:]
+    assert 'DIFFERENT dd write node: bs 1000000 vs 4096 (baseline vs candidate)' in out, out[-3000:]
+    assert 'different parameters (bs 1000000 vs 4096): not the same experiment' in out
+    assert 'REGRESSION' not in out and 'regressed' not in out
+    report = (tmp_path / 'runs' / 'compare-ref-4k-vs-ref-1m' / 'report.md').read_text()
+    assert 'parameters differ: bs 1000000 vs 4096' in report
+    same = run(argv + ['-e', 'compare_ignore_params=true'], env)
+    assert same.returncode != 0 and 'REGRESSION dd write node' in same.stdout, same.stdout[-3000:]
+    assert 'compared as the same experiment (ignore_params)' in same.stdout

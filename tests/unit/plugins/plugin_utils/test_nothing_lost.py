@@ -8,6 +8,7 @@ with task results the way Ansible hands them over."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import sqlite3
@@ -69,9 +70,10 @@ def fsync_spy(monkeypatch):
         events.append(('fsync', os.readlink('/proc/self/fd/%d' % fd)))
         return real_fsync(fd)
 
-    def replace(src, dst):
-        events.append(('replace', str(dst)))
-        return real_replace(src, dst)
+    def replace(src, dst, **kw):
+        at = kw.get('dst_dir_fd')   # relative to an open directory: its path
+        events.append(('replace', str(dst) if at is None else os.path.join(os.readlink('/proc/self/fd/%d' % at), dst)))
+        return real_replace(src, dst, **kw)
 
     monkeypatch.setattr(rundir.os, 'fsync', fsync)
     monkeypatch.setattr(rundir.os, 'replace', replace)
@@ -84,7 +86,10 @@ def test_a_renamed_file_is_fsynced_before_the_rename_and_the_directory_after(tmp
     with fsync_spy(monkeypatch) as events:
         path = d.write_text('report.md', '# report\n')
     target = str(tmp_path / 'run-1' / 'report.md')
-    assert events == [('fsync', target + '.tmp'), ('replace', target), ('fsync', str(tmp_path / 'run-1'))]
+    assert [e[0] for e in events] == ['fsync', 'replace', 'fsync'] and events[1:] == [
+        ('replace', target), ('fsync', str(tmp_path / 'run-1'))]
+    # a new temporary file of its own beside it (O_EXCL: never one that was there, never through a link)
+    assert re.fullmatch(re.escape(str(tmp_path / 'run-1' / '.report.md.')) + r'[0-9a-f]{8}\.tmp', events[0][1])
     assert open(path).read() == '# report\n'
 
 

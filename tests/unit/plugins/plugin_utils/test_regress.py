@@ -59,14 +59,15 @@ def test_bad_threshold():
 
 # -- whole runs -----------------------------------------------------------------------------
 
-def rec(bench, cell, values, test='write', tool='dd', unit='MB/s', elapsed=True):
+def rec(bench, cell, values, test='write', tool='dd', unit='MB/s', elapsed=True, params=None, version='9.1'):
     out = []
-    for v in values:
+    for i, v in enumerate(values):
         metrics = {'throughput': metric(v, unit)}
         if elapsed:
             metrics['elapsed'] = metric(round(800.0 / v, 6), 's', 'lower')
-        r = new_record(tool, test, metrics, tool_version='9.1', labels={'benchmark': bench, 'cell': cell, 'platform': 'host'},
-                       params={'size': '8M'})
+        r = new_record(tool, test, metrics, tool_version=version,
+                       labels={'benchmark': bench, 'cell': cell, 'platform': 'host'},
+                       params=dict(params or {'size': '8M'}, guards={'load_before': 0.1 * i}))
         assert validate_record(r) == []
         out.append(dict(r, host='localhost'))
     return out
@@ -171,3 +172,52 @@ def test_the_report_files_are_written_from_the_comparison(tmp_path):
     assert 'rootfs @ baseline' in md and 'rootfs @ candidate' in md
     assert 'regression' in md  # the flag's explanation is in the report
     assert json.load(open(paths['results.json']))['comparison']['regressions']
+
+
+# -- like with like: the parameters and tool versions of the two runs ------------------------------------
+
+def test_a_regression_is_never_called_between_different_parameters(tmp_path):
+    """The report of the issue: two runs of one benchmark name, bs 1M vs 4k, printed 'REGRESSION -45 %'
+    with nothing saying the parameters differ. Now: the difference beside the verdict in every
+    format, the gate cannot judge it; a parameter that varies within a run (guards) is no difference."""
+    base = run_doc('B1', rec('fio-write', 'rootfs', [180.0, 182.0, 179.0], params={'bs': '1M', 'size': '8M'}))
+    cand = run_doc('C1', rec('fio-write', 'rootfs', [99.0, 100.0, 98.0], params={'bs': '4k', 'size': '8M'}))
+    doc = compare_runs(base, cand, threshold=5)
+    comp = doc['comparison']
+    assert comp['regressions'] == []
+    assert sorted(u['metric'] for u in comp['cannot_judge']) == ['elapsed', 'throughput']
+    assert all(u['reason'].startswith('different parameters (bs 1M vs 4k): not the same experiment')
+               for u in comp['cannot_judge'])
+    assert comp['params_differ'] == [dict(benchmark='fio-write', cell='rootfs', text='bs 1M vs 4k', tool_version=None,
+                                          params=[dict(param='bs', baseline='1M', candidate='4k')])]
+    cell = doc['analysis']['benchmarks'][0]['cells'][1]
+    assert cell['metrics']['throughput']['verdict'] == 'worse'   # the analysis still says what it sees
+    assert [f['code'] for f in cell['flags']] == ['params_differ']
+    paths = write_reports(RunDir(str(tmp_path), doc['run_id']), doc)
+    for name in ('report.md', 'report.html', 'summary.csv'):
+        assert 'worse, parameters differ: bs 1M vs 4k' in open(paths[name]).read() or (
+            name == 'summary.csv' and 'bs 1M vs 4k' in open(paths[name]).read()), name
+    assert json.load(open(paths['results.json']))['comparison']['params_differ'][0]['text'] == 'bs 1M vs 4k'
+    # told they are the same experiment: judged (and still shown)
+    same = compare_runs(base, cand, threshold=5, ignore_params=True)
+    assert sorted(r['metric'] for r in same['comparison']['regressions']) == ['elapsed', 'throughput']
+    assert same['comparison']['params_differ'][0]['text'] == 'bs 1M vs 4k'
+
+
+def test_a_tool_version_that_differs_is_shown_and_judged():
+    base = run_doc('B1', rec('dd-write', 'rootfs', [180.0, 182.0, 179.0], version='9.1'))
+    cand = run_doc('C1', rec('dd-write', 'rootfs', [2.0, 2.1, 2.05], version='9.4'))
+    comp = compare_runs(base, cand, threshold=5)['comparison']
+    assert sorted(r['metric'] for r in comp['regressions']) == ['elapsed', 'throughput']
+    assert comp['params_differ'][0]['text'] == 'tool version 9.1 vs 9.4'
+
+
+def test_identical_experiments_show_no_difference_and_values_are_inert():
+    base = run_doc('B1', rec('dd-write', 'rootfs', [100.0, 102.0, 98.0]))
+    comp = compare_runs(base, run_doc('C1', rec('dd-write', 'rootfs', [101.0, 99.0, 100.0])))['comparison']
+    assert comp['params_differ'] == [] and comp['cannot_judge'] == []
+    hostile = run_doc('C2', rec('dd-write', 'rootfs', [101.0, 99.0, 100.0],
+                                params={'size': '8M', 'options': '|**x**| <b>[a](b) `c`\x1b[31m'}))
+    (d,) = compare_runs(base, hostile)['comparison']['params_differ']
+    assert d['params'][0]['param'] == 'options' and d['params'][0]['baseline'] == '(not set)'
+    assert not set(d['text']) & set('|*<>[]`\x1b_')
