@@ -214,6 +214,7 @@ def _iperf3_udp_end(end, out):
     out['lost_pct'] = _num(rx, 'lost_percent', 'end.sum')
     out['lost_packets'] = rx.get('lost_packets')
     out['packets'] = rx.get('packets')
+    _no_negative_loss(out)
     if isinstance(end.get('sum_sent'), dict):
         out['sender_throughput_mbit_s'] = _num(end['sum_sent'], 'bits_per_second', 'end.sum_sent') / 1e6
 
@@ -353,6 +354,7 @@ def _summarize2(fmt, sender_rows, receiver_rows, udp, errors, retries=None):
         out['lost_pct'] = 100.0 * lost / total if total > 0 else None
         if out['lost_pct'] is None:
             raise IperfParseError('iperf2 UDP server report counts no datagrams (0 received)')
+        _no_negative_loss(out)
         if out['duration'] is None:
             out['duration'] = max(r['end'] for r in receivers.values())
     else:
@@ -594,3 +596,14 @@ def client_argv(binary, version, server, port, time_s=10, reverse=False, paralle
     if version == 2:
         argv += ['-f', 'k'] if udp else ['-y', 'C']
     return argv
+
+
+def _no_negative_loss(out):
+    """A negative loss is not a measurement of loss (iperf counts datagrams that arrived out of order
+    or twice against the lost ones): left out, with a warning, instead of a record the controller
+    refuses as impossible."""
+    if isinstance(out.get('lost_pct'), (int, float)) and out['lost_pct'] < 0:
+        out['warnings'].append('iperf reported a negative loss (%.3g %%, %s datagrams: more arrived than were counted '
+                               'as sent, e.g. reordered or duplicated): lost_pct left out' % (
+                                   out['lost_pct'], out.get('lost_packets')))
+        out['lost_pct'] = None

@@ -12,6 +12,7 @@ there only, never on a target).
 
 import datetime
 import json
+import math
 import os
 import re
 
@@ -172,3 +173,58 @@ def schema_problems(validator, instance, root='', whole='(record)'):
 def validate_record(rec):
     """Validate a record against the schema; return a list of messages, each naming the field."""
     return schema_problems(_validator(), rec)
+
+
+# The physical range of each metric unit: no measurement is negative, and none is beyond what any
+# machine measures (a record claiming it is damaged or forged; accepting it would skew every
+# statistic over it, and 1e308 overflows them). Generous upper bounds: 500 GB/s of storage, 4 Tbit/s
+# of network, ten billion operations a second, a run of 115 days, a whole CPU count of 100 % each.
+UNIT_RANGES = {
+    'MB/s': 5e5, 'Mbit/s': 4e6, 'ops/s': 1e10, 'files/s': 1e10, 'seeks/s': 1e10, 's': 1e7, 'ms': 1e10,
+    '%': 1e6, 'bytes': 2.0 ** 63, 'count': 1e15,
+}
+# bytes / elapsed against a record's own throughput: they come from one measurement, so they agree
+# but for rounding; beyond this relative difference the record contradicts itself.
+SELF_CONSISTENCY = 0.10
+
+
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def plausibility_problems(rec):
+    """'<field>: <message>' for each number of a record outside the physical range of its unit
+    (UNIT_RANGES; duration_s in seconds) and for bytes / elapsed that disagree with the record's
+    throughput by more than SELF_CONSISTENCY. Non-finite numbers and types are the schema's and
+    validation's business: they are skipped here."""
+    problems = []
+    metrics = rec.get('metrics') if isinstance(rec, dict) and isinstance(rec.get('metrics'), dict) else {}
+    for name in sorted(metrics, key=str):
+        m = metrics[name]
+        if not isinstance(m, dict) or not _number(m.get('value')) or m.get('unit') not in UNIT_RANGES:
+            continue
+        value, unit = m['value'], m['unit']
+        if not math.isfinite(value):
+            continue
+        if value < 0:
+            problems.append('metrics.%s.value: %r %s is negative: no measurement in %s can be' % (name, value, unit, unit))
+        elif value > UNIT_RANGES[unit]:
+            problems.append('metrics.%s.value: %.6g %s is beyond what any machine measures (at most %.6g %s): a '
+                            'damaged or forged record' % (name, value, unit, UNIT_RANGES[unit], unit))
+    duration = rec.get('duration_s') if isinstance(rec, dict) else None
+    if _number(duration) and UNIT_RANGES['s'] < duration < float('inf'):  # a negative one: the schema's minimum
+        problems.append('duration_s: %.6g s is beyond what any run lasts (at most %.6g s)' % (duration, UNIT_RANGES['s']))
+    problems.extend(_self_consistency(metrics))
+    return problems
+
+
+def _self_consistency(metrics):
+    values = dict((k, metrics[k].get('value')) for k, unit in (('bytes', 'bytes'), ('elapsed', 's'), ('throughput', 'MB/s'))
+                  if isinstance(metrics.get(k), dict) and metrics[k].get('unit') == unit)
+    if len(values) < 3 or not all(_number(v) and 0 < v < float('inf') for v in values.values()):
+        return []
+    implied = values['bytes'] / values['elapsed'] / 1e6
+    if abs(implied - values['throughput']) <= SELF_CONSISTENCY * max(implied, values['throughput']):
+        return []
+    return ['metrics.throughput.value: %.6g MB/s, but bytes / elapsed is %.6g MB/s (%.6g bytes in %.6g s): the record '
+            'contradicts itself' % (values['throughput'], implied, values['bytes'], values['elapsed'])]

@@ -7,7 +7,8 @@ refers to by $id), keep its validator, and report problems one way (module_utils
 
 Private to benchlab.bench (no API promise). Used by plugin_utils/matrix.py (bench_matrix) and
 plugin_utils/reports.py (results.json); records are validated by module_utils/record.py the same way,
-and record_problems() adds what a schema cannot say (finite numbers, label names) for every record
+and record_problems() adds what a schema cannot say (finite numbers, each within its unit's physical
+range, label names) for every record
 the report callback keeps: new ones as they arrive and resumed ones read back from results.jsonl.
 """
 
@@ -21,7 +22,7 @@ import re
 from ansible_collections.benchlab.bench.plugins.module_utils.record import SCHEMA_FILE as RECORD_SCHEMA_FILE
 from ansible_collections.benchlab.bench.plugins.module_utils.record import load_schema as load_record_schema
 from ansible_collections.benchlab.bench.plugins.module_utils.record import json_path, schema_problems, schema_validator
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.record import plausibility_problems, validate_record
 
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas')
 MATRIX_SCHEMA_FILE = os.path.join(SCHEMAS, 'matrix-v1.json')
@@ -75,8 +76,13 @@ def matrix_problems(matrix):
 
 
 def results_problems(doc):
-    """Problems of a results.json document against schemas/results-v1.json (with the record schema)."""
-    return problems(RESULTS_SCHEMA_FILE, doc, refs=(RECORD_SCHEMA_FILE,))
+    """Problems of a results.json document against schemas/results-v1.json (with the record schema),
+    and every record's number outside its physical range (record.plausibility_problems)."""
+    found = problems(RESULTS_SCHEMA_FILE, doc, refs=(RECORD_SCHEMA_FILE,))
+    records = doc.get('records') if isinstance(doc, dict) else None
+    for i, rec in enumerate(records if isinstance(records, list) else []):
+        found.extend('records[%d].%s' % (i, p) for p in plausibility_problems(rec))
+    return found
 
 
 def nonfinite_paths(obj, path=()):
@@ -109,6 +115,7 @@ def record_problems(rec, stored=False):
             if key in rec and not (isinstance(rec[key], str) and rec[key]):
                 problems.append('%s: %r is not a non-empty string' % (key, rec[key]))
     problems.extend(validate_record(core))
+    problems.extend(plausibility_problems(core))
     for path in nonfinite_paths(rec):
         problems.append('%s: not a finite number (NaN and infinities are refused)' % json_path(path))
     labels = rec.get('labels')

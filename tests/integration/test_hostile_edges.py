@@ -218,3 +218,27 @@ def test_compare_never_calls_a_regression_between_different_parameters(tmp_path)
     same = run(argv + ['-e', 'compare_ignore_params=true'], env)
     assert same.returncode != 0 and 'REGRESSION dd write node' in same.stdout, same.stdout[-3000:]
     assert 'compared as the same experiment (ignore_params)' in same.stdout
+
+
+def test_a_bundle_with_impossible_numbers_is_refused_before_it_is_stored(tmp_path):
+    """A bundle (history.yml export) whose results.json was edited: 1e308 MB/s (and a negative
+    duration, which the schema refused already). Before: stored, and the analysis of the next report
+    failed after the store. Now refused naming each field; the history holds nothing of it."""
+    env, proc = imported(tmp_path, 'edges-5')
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert export(env, tmp_path / 'bundles').returncode == 0
+    bundle = tmp_path / 'bundles' / 'edges-5'
+    doc = json.loads((bundle / 'results.json').read_text())
+    doc['run_id'] = 'edges-5-forged'
+    doc['records'][0]['metrics']['throughput']['value'] = 1e308
+    doc['records'][1]['duration_s'] = -2.0
+    (bundle / 'results.json').write_text(json.dumps(doc))
+    (bundle / 'history.json').unlink()
+    other = dict(env, BENCHLAB_HISTORY_DB=str(tmp_path / 'other.sqlite'))
+    refused = run([BIN / 'ansible-playbook', 'benchlab.bench.history', '-e', 'history_action=import',
+                   '-e', 'history_run_dir=%s' % bundle], other)
+    out = ' '.join(refused.stdout.split())
+    assert refused.returncode != 0, out[-3000:]
+    assert 'records[0].metrics.throughput.value: 1e+308 MB/s is beyond what any machine measures' in out, out[-3000:]
+    assert 'records[1].duration_s: -2.0 is less than the minimum of 0' in out
+    assert not (tmp_path / 'other.sqlite').exists() or list_runs(str(tmp_path / 'other.sqlite')) == []

@@ -497,3 +497,16 @@ def test_two_udp_streams_on_ports_of_their_own(read_fixture, name, reverse):
     assert s['lost_pct'] == 0.0 and s['packets'] in (1788, 1790)
     recs = iperf_records(text, tool_version='2.1.8', reverse=reverse)
     assert recs[0]['test'] == ('udp_reverse' if reverse else 'udp') and validate_record(recs[0]) == []
+
+
+def test_a_negative_udp_loss_is_left_out_not_a_refused_record():
+    """iperf counts reordered or duplicated datagrams against the lost ones, so a real UDP run can
+    report a negative loss; the parser leaves lost_pct out (a warning says why) instead of giving the
+    controller a record it must refuse as impossible (the captured iperf3 3.12 output, its loss edited)."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, plausibility_problems
+    from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
+    doc = json.loads(fixture_text('iperf/iperf3-3.12-udp-b100M.json'))
+    doc['end']['sum']['lost_packets'], doc['end']['sum']['lost_percent'] = -3, -0.035
+    out = ip.parse_iperf3_json(json.dumps(doc))
+    assert out['lost_pct'] is None and any('negative loss (-0.035 %, -3 datagrams' in w for w in out['warnings'])
+    assert plausibility_problems({'metrics': {'lost_pct': metric(-0.035, '%', 'lower')}})

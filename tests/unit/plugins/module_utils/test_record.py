@@ -162,3 +162,25 @@ def test_schema_file_is_loaded():
     schema = record.load_schema()
     assert schema['properties']['schema'] == {'const': 1}
     assert 'MB/s' in schema['$defs']['metric']['properties']['unit']['enum']
+
+
+def test_numbers_within_their_units_physical_range_pass_and_beyond_it_are_named():
+    from ansible_collections.benchlab.bench.plugins.module_utils.record import UNIT_RANGES, plausibility_problems
+    fast = new_record('dd', 'write', {'throughput': metric(30000.0, 'MB/s'), 'bytes': metric(3e10, 'bytes'),
+                                      'elapsed': metric(1.0, 's', 'lower'), 'lost_pct': metric(0.0, '%', 'lower'),
+                                      'p99': metric(None, 'ms', 'lower')})
+    assert plausibility_problems(dict(fast, duration_s=1.2)) == []   # tmpfs at 30 GB/s, a too-fast metric
+    for unit, top in UNIT_RANGES.items():
+        rec = new_record('dd', 'write', {'m': metric(top, unit)})
+        assert plausibility_problems(rec) == []
+        rec['metrics']['m']['value'] = top * 1.01
+        assert plausibility_problems(rec) == ['metrics.m.value: %.6g %s is beyond what any machine measures (at most '
+                                              '%.6g %s): a damaged or forged record' % (top * 1.01, unit, top, unit)]
+        rec['metrics']['m']['value'] = -1e-9
+        assert plausibility_problems(rec)[0].startswith('metrics.m.value: -1e-09 %s is negative' % unit)
+    torn = dict(fast, duration_s=1e8)
+    torn['metrics']['bytes']['value'] = 2e10   # 20,000 MB/s by bytes / elapsed, 30,000 claimed
+    assert plausibility_problems(torn) == [
+        'duration_s: 1e+08 s is beyond what any run lasts (at most 1e+07 s)',
+        'metrics.throughput.value: 30000 MB/s, but bytes / elapsed is 20000 MB/s (2e+10 bytes in 1 s): the record '
+        'contradicts itself']
