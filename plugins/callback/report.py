@@ -162,7 +162,7 @@ options:
     description:
       - A label stored with the run in the history (for example V(nightly) or V(release-1.2)), so
         C(compare.yml -e baseline=<label>) finds the newest complete run carrying it. The matrix name
-        is a label too.
+        is a label too. At most 256 characters (a longer one fails the preflight).
     type: str
     env:
       - name: BENCHLAB_RUN_LABEL
@@ -207,6 +207,8 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import reco
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import units
 
 HISTORY_MIN_FREE = 16 * 1024 * 1024
+# A run label names a run in the history and heads comparisons: a name, not a text (label values: 256 too).
+MAX_RUN_LABEL = 256
 
 
 def _canonical(record):
@@ -281,6 +283,11 @@ class CallbackModule(CallbackBase):
         and no other running play holds (the run directory's lock, held from here to the end).
         The first problem is the run's preflight_error (the lookup benchlab.bench.run_state gives it to
         the plan play, which asserts it is empty) and shown as an error."""
+        label = self.get_option('run_label')
+        if not self.preflight_error and label is not None and len(label) > MAX_RUN_LABEL:
+            self.preflight_error = ('benchlab.bench.report: run_label is %d characters long: at most %d (it names the run '
+                                    'in the history and heads every comparison; BENCHLAB_RUN_LABEL)'
+                                    % (len(label), MAX_RUN_LABEL))
         if not self.preflight_error:
             try:
                 check_output_dir(self.rundir.base, 'benchlab output directory')

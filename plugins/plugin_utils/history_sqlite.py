@@ -8,7 +8,9 @@ The file is benchlab's own:
   be another application's database; a dangling link's target is never created);
 - it carries benchlab's mark, ``PRAGMA application_id`` = APPLICATION_ID; a SQLite database without
   it is refused untouched, unless it is empty or a benchlab history from before the mark (schema
-  1 or 2: ``runs`` and ``metrics`` tables), which is upgraded;
+  1 or 2: ``runs`` and ``metrics`` tables), which is upgraded; an empty file is taken only when
+  not everyone may read it (0600 as benchlab creates it, or 0660 for a team), else it is another
+  program's;
 - it is created 0600 (missing parent directories 0700) only when absent; an existing file or
   directory keeps its mode (give a team directory group permissions yourself);
 - it lives on a local file system. SQLite's locking is not reliable on network file systems
@@ -204,6 +206,14 @@ def _place(path, create):
         raise HistoryError(_link_problem(path))
     if not stat.S_ISREG(st.st_mode):
         raise HistoryError('history database %s is not a regular file: it is left alone' % path)
+    if st.st_size == 0 and st.st_mode & 0o007:
+        # benchlab makes a history 0600 (an administrator may make an empty one 0660 for a team): an
+        # empty file anyone may read is another program's (a lock file, a placeholder), which SQLite
+        # would turn into a history everyone on the machine can read
+        raise HistoryError('history database %s is an empty file anyone may read (mode %04o): benchlab did not make '
+                           'it (it creates its history 0600; a team history is 0660): it is left untouched. Point '
+                           'history_db at a new file, or remove this one if it is yours'
+                           % (path, stat.S_IMODE(st.st_mode)))
     check_local_fs(path)
     return st.st_dev, st.st_ino
 

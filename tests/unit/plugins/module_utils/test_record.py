@@ -184,3 +184,10 @@ def test_numbers_within_their_units_physical_range_pass_and_beyond_it_are_named(
         'duration_s: 1e+08 s is beyond what any run lasts (at most 1e+07 s)',
         'metrics.throughput.value: 30000 MB/s, but bytes / elapsed is 20000 MB/s (2e+10 bytes in 1 s): the record '
         'contradicts itself']
+
+
+def test_a_record_label_value_has_a_length_limit():
+    rec = new_record('dd', 'write', {'throughput': metric(1.0, 'MB/s')}, labels={'cell': 'a', 'note': 'y' * 257})
+    assert any(p.startswith("labels.note: 'yyy") and 'is too long' in p for p in validate_record(rec))
+    rec['labels']['note'] = 'y' * 256
+    assert validate_record(rec) == []

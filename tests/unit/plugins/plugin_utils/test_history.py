@@ -611,3 +611,19 @@ def test_hostile_history_locations(kind, tmp_path, monkeypatch):
     assert dict((p, sha(p)) for p in keep) == before
     for p in absent:
         assert not os.path.lexists(p)
+
+
+def test_an_empty_file_of_another_program_is_not_made_a_world_readable_history(tmp_path):
+    """Before: an existing empty 0644 file given as history_db became a SQLite history others could
+    read. An empty file benchlab could have made (0600) is still taken."""
+    theirs = tmp_path / 'app.lock'
+    theirs.write_bytes(b'')
+    theirs.chmod(0o644)
+    with pytest.raises(HistoryError, match=r'is an empty file anyone may read \(mode 0644\): benchlab did not make'):
+        store_run(str(theirs), make_doc('r1', '2026-12-01T22:00:00Z'))
+    assert theirs.stat().st_size == 0 and stat.S_IMODE(theirs.stat().st_mode) == 0o644
+    ours = tmp_path / 'h.sqlite'
+    ours.write_bytes(b'')
+    ours.chmod(0o600)
+    store_run(str(ours), make_doc('r1', '2026-12-01T22:00:00Z'))
+    assert [r['run_id'] for r in list_runs(str(ours))] == ['r1'] and stat.S_IMODE(ours.stat().st_mode) == 0o600

@@ -273,3 +273,14 @@ def test_bad_max_other_cpu_pct_names_the_field(matrix, value, message):
     with pytest.raises(MatrixError) as e:
         expand_plan(dict(matrix, methodology={'max_other_cpu_pct': value}), HOSTS)
     assert 'bench_matrix.methodology.max_other_cpu_pct' in str(e.value) and message in str(e.value), str(e.value)
+
+
+def test_a_label_value_has_a_length_limit(matrix):
+    """Before: a 20,000-character label was taken and pushed the HTML report's tables off the page."""
+    matrix['cells'][0]['labels']['storage'] = 'x' * 20000
+    with pytest.raises(MatrixError) as e:
+        validate_matrix(matrix, HOSTS)
+    assert ("bench_matrix.cells[0].labels.storage: '%s... (20002 characters) is too long" % ('x' * 59)) in str(e.value)
+    assert len(str(e.value)) < 1000   # named, never repeated whole
+    matrix['cells'][0]['labels']['storage'] = 'x' * 256
+    assert validate_matrix(matrix, HOSTS) is matrix

@@ -516,3 +516,12 @@ def test_a_record_that_waited_for_an_interrupted_report_is_not_appended(tmp_path
     assert records == [{'n': 1}]
     assert d.append_jsonl('results.jsonl', {'n': 3}, still=lambda: True) is None
     assert [r['n'] for r in read_jsonl(str(tmp_path / 'held' / 'results.jsonl'))[0]] == [1, 3]
+
+
+def test_a_run_label_beyond_its_limit_fails_the_preflight(callback, monkeypatch, tmp_path):
+    monkeypatch.setenv('BENCHLAB_RUN_LABEL', 'n' * 20000)
+    callback()
+    assert current_run()['preflight_error'] == (
+        'benchlab.bench.report: run_label is 20000 characters long: at most 256 (it names the run in the history and '
+        'heads every comparison; BENCHLAB_RUN_LABEL)')
+    assert not (tmp_path / 'history.sqlite').exists()
