@@ -352,8 +352,10 @@ def job_argv(fio_bin, p, workdir, direct):
     argv.append('--direct=%d' % (1 if direct else 0))
     if p['end_fsync'] and p['rw'] in ('write', 'randwrite', 'rw', 'readwrite', 'randrw'):
         argv.append('--end_fsync=1')
-    # no --group_reporting: fio_records aggregates the numjobs workers itself and keeps their figures
-    for key, value in sorted(p['options'].items()):
+    # no --group_reporting: fio_records aggregates the numjobs workers itself and keeps their figures.
+    # An engine among the options first: fio knows an engine's own options (cpuio's cpuload) only
+    # once --ioengine has named it ("unrecognized option" otherwise).
+    for key, value in sorted(p['options'].items(), key=lambda kv: (kv[0] != 'ioengine', kv[0])):
         argv.append('--%s=%s' % (key, value) if value is not None else '--%s' % key)
     return argv
 

@@ -149,3 +149,16 @@ def test_aggregate_is_fios_group_reporting_arithmetic_on_each_runs_own_figures(e
         assert 0 < iops <= sum(x['metrics'][d + '_iops'] for x in w['detail']) * (1 + 1e-9), rec
         assert rec['metrics'][d + '_throughput']['value'] * 1e6 / iops == pytest.approx(4096, rel=1e-6)
     assert os.listdir(str(area / 'work')) == []
+
+
+def test_an_engine_among_the_options_runs_with_its_own_options(env, area):
+    """options {ioengine: io_uring, fixedbufs: null}: fio refused the run ("unrecognized option
+    '--fixedbufs'") while the module put --fixedbufs before --ioengine=io_uring (fio knows an
+    engine's own options only once the engine is named)."""
+    rc, status, res = module(env, 'fio', {'path': str(area / 'work'), 'rw': 'read', 'size': '1M',
+                                          'options': {'ioengine': 'io_uring', 'fixedbufs': None}})
+    assert rc == 0, (res.get('msg') or '')[:3000]
+    cmd = res['bench_result']['cmd']
+    assert cmd.index('--ioengine=io_uring') < cmd.index('--fixedbufs')
+    assert res['bench_result']['metrics']['read_iops']['value'] > 0
+    assert os.listdir(str(area / 'work')) == []
