@@ -99,10 +99,22 @@ def system_directory_problem(path, resolve=True, device_paths=False):
     """None, or why `path` is no place for a work directory: it is / itself or lies in one of the
     operating system's trees (SYSTEM_TREES: /etc, /usr, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev;
     /dev/shm excepted), after resolving symlinks (`resolve`; the controller, which cannot see the
-    target, judges the name). With `device_paths`, a name under /dev is left alone (it may be a
+    target, judges the name) and by its name too (a link under /proc such as /proc/self/cwd leads
+    wherever the process runs). With `device_paths`, a name under /dev is left alone (it may be a
     block device, which the device guard judges); /dev itself is not."""
-    real = os.path.realpath(path) if resolve else os.path.normpath(path)
-    shown = 'path %s' % path + (' resolves to %s, which' % real if real != os.path.normpath(path) else '')
+    named = os.path.normpath(path)
+    real = os.path.realpath(path) if resolve else named
+    shown = 'path %s' % path + (' resolves to %s, which' % real if real != named else '')
+    # the place it resolves to, and the name itself: /proc/self/cwd resolves to wherever the module
+    # runs, and the record would name the link
+    for where, what in ((real, shown), (named, 'path %s' % path)):
+        problem = _tree_problem(where, what, device_paths)
+        if problem:
+            return problem
+    return None
+
+
+def _tree_problem(real, shown, device_paths):
     if real == '/':
         return ('%s is the root directory /: benchlab makes its work directory only in a directory on the '
                 'storage you measure (such as /srv/bench or /var/tmp), never in / itself' % shown)

@@ -38,7 +38,10 @@ author:
   - benchlab.bench maintainers (@benchlab)
 options:
   path:
-    description: Directory on the storage under test. A private work directory is created inside it.
+    description:
+      - Directory on the storage under test. A private work directory is created inside it.
+      - A block device is not a O(path) and is refused, saying so; a job on a device names it in
+        O(options) as C(filename), with O(destructive=true).
     type: path
     required: true
   name:
@@ -373,6 +376,10 @@ def validate(module, p):
     for key in p['options']:
         if not key.replace('_', '').isalnum():
             module.fail_json(msg='options: %r is not a fio option name' % key)
+    if is_block_device(p['path']):
+        module.fail_json(msg='path %s is a block device: fio\'s path is the directory its work directory is made in. '
+                             'To run fio on a device, give a directory as path and the device as options.filename '
+                             '(with destructive: true; the device guard checks it first)' % p['path'])
     if not os.path.isdir(p['path']):
         module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
     if p['job_file'] and not os.path.isfile(p['job_file']):

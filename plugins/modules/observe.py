@@ -64,7 +64,10 @@ options:
     type: float
     default: 3600
   parent:
-    description: The directory the owned state directory is made in.
+    description:
+      - The directory the owned state directory is made in.
+      - A directory for temporary files, C(/tmp), C(/var/tmp), C(/dev/shm), C(/run) or C($TMPDIR), or one
+        below them; any other (C(/etc), say) is refused.
     type: path
     default: /var/tmp
   id:
@@ -250,6 +253,22 @@ def find_guest(module, guest):
     return out
 
 
+# Where an observer's state directory may go: a directory for temporary files (the state is a few
+# small files, removed at the stop), never a system directory such as /etc.
+TEMP_ROOTS = ('/tmp', '/var/tmp', '/dev/shm', '/run')
+
+
+def parent_problem(parent, tmpdir=None):
+    """None when `parent` (resolved) is a temporary-files directory or below one (TEMP_ROOTS, or an
+    absolute TMPDIR), else the message refusing it."""
+    real = os.path.realpath(parent)
+    roots = TEMP_ROOTS + ((os.path.realpath(tmpdir),) if tmpdir and os.path.isabs(tmpdir) else ())
+    if any(real == r or real.startswith(r.rstrip('/') + '/') for r in roots):
+        return None
+    return ('parent: %s%s is not a directory for temporary files: the observer\'s state directory goes only in '
+            '%s or $TMPDIR, or below them' % (parent, '' if real == parent else ' (%s)' % real, ', '.join(TEMP_ROOTS)))
+
+
 def start(module, p):
     layers = []
     for path in p['paths']:
@@ -267,6 +286,9 @@ def start(module, p):
         module.fail_json(msg='interval_s and max_s must be greater than zero')
     if not os.path.isdir(p['parent']):
         module.fail_json(msg='parent: %s is not a directory' % p['parent'])
+    problem = parent_problem(p['parent'], os.environ.get('TMPDIR'))
+    if problem:
+        module.fail_json(msg=problem)
     probe = Observer(0, layers, interfaces=p['interfaces'])
     probe.start()
     state = {'interval_s': p['interval_s'], 'layers': layers, 'interfaces': p['interfaces'], 'link_rates': {},

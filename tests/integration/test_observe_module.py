@@ -90,3 +90,16 @@ def test_a_directory_without_the_marker_is_refused(env, tmp_path):
     fake.mkdir()
     rc, _s, res = module(env, 'observe', {'state': 'stopped', 'id': str(fake), 'run_id': 'obs-3'})
     assert rc != 0 and 'not ours' in res['msg'] and fake.is_dir()
+
+
+def test_a_parent_that_is_not_for_temporary_files_is_refused(env, tmp_path):
+    """Before: parent=/etc was taken and the state directory written there. A link under /tmp to /etc
+    is judged by where it leads."""
+    before = sorted(os.listdir('/etc'))
+    link = tmp_path / 'etc-link'
+    link.symlink_to('/etc')
+    for parent, shown in (('/etc', '/etc'), (str(link), '%s (/etc)' % link)):
+        rc, _s, res = module(env, 'observe', {'state': 'started', 'paths': [str(tmp_path)], 'parent': parent,
+                                              'run_id': 'obs-etc'})
+        assert rc != 0 and res['msg'].startswith('parent: %s is not a directory for temporary files' % shown), res
+    assert sorted(os.listdir('/etc')) == before

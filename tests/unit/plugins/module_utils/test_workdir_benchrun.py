@@ -323,3 +323,14 @@ def test_a_cell_path_that_resolves_into_the_system_is_refused(target, tmp_path, 
     # the controller judges the name only; a /dev/<x> may be a block device there
     assert wd.system_directory_problem('/dev/vdb', resolve=False, device_paths=True) is None
     assert wd.system_directory_problem('/dev', resolve=False, device_paths=True) is not None
+
+
+def test_a_path_through_proc_self_cwd_is_refused_by_its_name(tmp_path, capsys, monkeypatch):
+    """/proc/self/cwd resolves to wherever the module runs (here a harmless tmp_path), so the place
+    alone let it through and the record named the link. Every benchmark module refuses it by name."""
+    monkeypatch.chdir(tmp_path)
+    for name, args in (('dd', {'size': '1M'}), ('fio', {'size': '1M'}), ('compress', {'size': '1M', 'compressors': ['gzip']})):
+        res = run_module(name, dict(args, path='/proc/self/cwd'), capsys)
+        refused = res.get('bench_dry_run', {}).get('refused') or res.get('msg')
+        assert refused and refused.startswith('path /proc/self/cwd is in /proc'), (name, refused)
+    assert wd.system_directory_problem('/proc/self/cwd') is not None and os.listdir(str(tmp_path)) == []
