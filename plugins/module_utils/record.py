@@ -166,14 +166,14 @@ def schema_problems(validator, instance, root='', whole='(record)'):
         leaf = err
         while leaf.context:
             leaf = sorted(leaf.context, key=lambda e: -len(e.absolute_path))[0]
-        problems.append('%s: %s' % (json_path(leaf.absolute_path, root, whole), _shortened(leaf.message, leaf.instance)))
+        problems.append('%s: %s' % (json_path(leaf.absolute_path, root, whole), shortened_message(leaf.message, leaf.instance)))
     return problems
 
 
 SHOWN_VALUE = 60
 
 
-def _shortened(message, instance):
+def shortened_message(message, instance):
     """The schema's message with the offending value cut to its first SHOWN_VALUE characters of
     repr (and its length said): a 20,000-character label, or a whole file pasted into a field, is
     named, never repeated whole."""

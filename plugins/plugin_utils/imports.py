@@ -23,7 +23,7 @@ import stat
 
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import json_path
+from ansible_collections.benchlab.bench.plugins.module_utils.record import json_path, shortened_message
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import imports as unit_imports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import validator
 
@@ -61,7 +61,7 @@ def _message(err):
     leaf = err
     while leaf.context:
         leaf = sorted(leaf.context, key=lambda e: -len(e.absolute_path))[0]
-    return leaf.absolute_path, leaf.message
+    return leaf.absolute_path, shortened_message(leaf.message, leaf.instance)
 
 
 def schema_problems(manifest):

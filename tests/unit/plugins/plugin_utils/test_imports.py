@@ -288,3 +288,13 @@ def test_report_header_says_imported_and_from_which_manifest():
     measured = dict(plan)
     del measured['imported']
     assert 'imported' not in render_markdown(analysis, meta, None, measured).split('\n\n')[1]
+
+
+def test_a_manifest_error_names_an_over_long_value_without_repeating_it():
+    """Before: the manifest's schema error quoted the offending value verbatim (a whole file pasted
+    into a label, a 20,000-character label)."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import schema_problems
+    manifest = {'name': 'm', 'entries': [{'cell': 'a', 'tool': 'dd', 'text': '1 bytes copied, 1 s, 1 B/s',
+                                          'labels': {'note': 'z' * 20000}}]}
+    (problem,) = schema_problems(manifest)
+    assert problem == "entries[0].labels.note: '%s... (20002 characters) is too long" % ('z' * 59)
