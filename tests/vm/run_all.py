@@ -34,8 +34,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+sys.path.insert(0, str(HERE.parents[1] / 'tests' / 'utils'))
+
 import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
+from stages import busy_between, busy_seconds, fmt  # noqa: E402  pylint: disable=wrong-import-position
 
 # the longest first: with -j smaller than their number, it starts at once
 TESTS = ['test_drbd_vm.py', 'test_kvm_multi.py', 'test_libvirtd_lab.py']
@@ -49,7 +52,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     # a SIGTERM (CI's timeout) ends this the way Ctrl-C does: the finally below stops the tests
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    t0 = time.monotonic()
+    t0, b0 = time.monotonic(), busy_seconds()
     if os.geteuid() == 0:  # the tests skip themselves without root; no image then
         image = guest_image.ensure_image()
         print('guest image %s ready in %.0f s' % (image, time.monotonic() - t0), flush=True)
@@ -102,8 +105,11 @@ def main(argv=None):
                 os.rmdir(target)
             except OSError as exc:
                 print('left %s: %s' % (target, exc))
-    print('make test-vm: %s in %.0f s (wall, image included)' % (
-        'FAILED: ' + ' '.join(failed) if failed else 'all passed', time.monotonic() - t0))
+    cpu = busy_between(b0, busy_seconds())
+    print('make test-vm: %s in %.0f s (wall, image included)%s' % (
+        'FAILED: ' + ' '.join(failed) if failed else 'all passed', time.monotonic() - t0,
+        '' if not cpu else '; the machine busy %s of the %s its cores could give' % (
+            fmt(cpu['busy_s']), fmt(cpu['capacity_s']))))
     if failed:
         print('logs and temporary files kept in %s' % work)
         return 1
