@@ -169,10 +169,9 @@ def main(argv=None):
         failed = any(s.rc != 0 for s in stages)
         cpu = busy_between(b0, busy_seconds())
         busy.append(dict(cpu or {}, group=' '.join(s.name for s in stages), seconds=round(time.monotonic() - g0, 1)))
-        print('group %d (%s): %s%s' % (i + 1, busy[-1]['group'], fmt(busy[-1]['seconds']), '' if not cpu else (
-            ', the machine busy %s of the %s its cores could give (%.0f %%)' % (
-                fmt(cpu['busy_s']), fmt(cpu['capacity_s']), 100.0 * cpu['busy_s'] / max(cpu['capacity_s'], 1)))),
-            flush=True)
+        used = '' if not cpu else ', the machine busy %s of the %s its cores could give (%.0f %%)' % (
+            fmt(cpu['busy_s']), fmt(cpu['capacity_s']), 100.0 * cpu['busy_s'] / max(cpu['capacity_s'], 1))
+        print('group %d (%s): %s%s' % (i + 1, busy[-1]['group'], fmt(busy[-1]['seconds']), used), flush=True)
     total = time.monotonic() - t0
     rows = [{'stage': s.name, 'seconds': round(s.ended - s.started, 1), 'rc': s.rc,
              'cpu_s': None if s.cpu_s is None else round(s.cpu_s, 1)} for s in done]
