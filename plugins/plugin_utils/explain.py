@@ -38,6 +38,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.observe import SATU
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
     CPU_BOUND, DEVICE_BOUND, EVIDENCE_CODES, HOST_BUSY, LINK_BOUND, SERVED_FROM_CACHE, STEAL, WRITE_AMPLIFIED,
     WRITES_ELIDED)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_direction
 
 ELIDED_BELOW = 0.5
 AMPLIFIED_ABOVE = 1.5
@@ -83,7 +84,7 @@ def link_figures(rec):
     obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else {}
     if not ((rec.get('params') or {}).get('guards') or {}).get('observe_toward'):
         return None
-    w = write_figures(obs)
+    w = _figures(rec)[0]
     links = [n for n in obs.get('net') or [] if isinstance(n.get('tx_bytes'), int)]
     if not w or not links:
         return None
@@ -91,30 +92,48 @@ def link_figures(rec):
     return w[0], busiest['name'], busiest['tx_bytes']
 
 
-def read_figures(observed):
+def read_figures(observed, laid_out=False):
     """(tool bytes read, device, bytes it delivered) for a read: the tool read at least MIN_BYTES
-    and made storage write less than a tenth of that; else None."""
+    and made storage write less than a tenth of that (`laid_out`: its unit says the writes were the
+    file it laid out before reading it, not its work); else None."""
     tool = observed.get('tool') or {}
     dev = _first_device(observed)
     if dev is None or 'rchar' not in tool:
         return None
     read = tool['rchar']
-    if read < MIN_BYTES or tool.get('write_bytes', 0) >= CACHE_BELOW * read:
+    if read < MIN_BYTES or (not laid_out and tool.get('write_bytes', 0) >= CACHE_BELOW * read):
         return None
     return read, dev, dev['read_bytes']
 
 
-def is_read(rec):
-    """Whether a record measured reads of the storage (dd's read test; a tool whose record has read
-    figures and no write figures): only then is what its tool read a read of the storage (a write
-    test reads its source from /dev/urandom or a tmpfs)."""
-    if rec.get('tool') == 'dd':
-        return rec.get('test') == 'read'
+def direction(rec):
+    """'read', 'write' or None: what the record's own work did to the storage. Its tool's unit says
+    (toolinfo.record_direction: a fio or sysbench read lays out its file first, which is not the
+    read's work); where it does not, a record with read figures and none for writes is a read."""
+    said = record_direction(rec)
+    if said is not None:
+        return said
     metrics = rec.get('metrics') or {}
 
     def moved(prefix):
         return any(k.startswith(prefix) and (m.get('value') or 0) > 0 for k, m in metrics.items() if isinstance(m, dict))
-    return moved('read_') and not moved('write_')
+    return 'read' if moved('read_') and not moved('write_') else None
+
+
+def is_read(rec):
+    """Whether a record measured reads of the storage: only then is what its tool read a read of the
+    storage (a write test reads its source from /dev/urandom or a tmpfs)."""
+    return direction(rec) == 'read'
+
+
+def _figures(rec):
+    """(write figures, read figures) of a record with an observation, by what its own work did: a read
+    is explained by what it read, never by the bytes of the file laid out for it."""
+    obs = rec.get('observed') if isinstance(rec.get('observed'), dict) else {}
+    kind = direction(rec)
+    if kind == 'read':
+        return None, read_figures(obs, laid_out=True)
+    return write_figures(obs), None
 
 
 def _pending(observed, at_start=False):
@@ -140,7 +159,7 @@ def run_verdicts(rec):
     if not obs:
         return []
     out = []
-    w = write_figures(obs)
+    w, r = _figures(rec)
     if w:
         written, dev, reached = w
         ratio = reached / float(written)
@@ -154,7 +173,6 @@ def run_verdicts(rec):
             out.append(_verdict(WRITE_AMPLIFIED, '%s bytes reached %s per byte written (%.1fx: journal, meta-data, '
                                                  'allocation or RAID)' % (_fmt(ratio), dev['name'], ratio),
                                 ratio, 'bytes/byte', dev['name']))
-    r = read_figures(obs) if is_read(rec) else None
     if r:
         read, dev, delivered = r
         ratio = delivered / float(read)
@@ -257,8 +275,7 @@ def host_cost(rec, host=None):
     cpu = host.get('cpu') or {}
     if cpu.get('busy_pct_mean') is None or not host.get('window_s'):
         return None
-    w = write_figures(obs)
-    r = read_figures(obs) if is_read(rec) else None
+    w, r = _figures(rec)
     moved = w[0] if w else (r[0] if r else None)
     if not moved:
         return None
@@ -309,7 +326,7 @@ def record_figures(rec):
         return (None,) * len(CSV_COLUMNS)
     lim = run_limiter(rec) or {}
     dev = _first_device(obs) or {}
-    w, r = write_figures(obs), read_figures(obs) if is_read(rec) else None
+    w, r = _figures(rec)
     cpu = obs.get('cpu') or {}
     return ('%s %s' % (lim['resource'], lim['name']) if lim else None, lim.get('figure'), dev.get('name'),
             dev.get('util_pct_mean'), round(w[2] / float(w[0]), 4) if w else None,
@@ -342,12 +359,10 @@ def cell_limiter(records):
 
 
 def _bytes_line(records, kind):
-    if kind == 'write':
-        figs = [write_figures(r['observed']) for r in records]
-    elif kind == 'link':
+    if kind == 'link':
         figs = [link_figures(r) for r in records]
     else:
-        figs = [read_figures(r['observed']) for r in records if is_read(r)]
+        figs = [_figures(r)[0 if kind == 'write' else 1] for r in records]
     figs = [f for f in figs if f]
     if not figs:
         return None

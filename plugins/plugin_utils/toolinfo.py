@@ -31,7 +31,10 @@ A unit is a Python module with these names (docs/development.md, "Adding a bench
   opt)`` (a run's length; default: the size at ``EST_MB_S``), ``IMPORTS`` ({manifest tool: {parse,
   keys}}: hand-run output into records, playbooks/import.yml), ``TABLES`` (report tables of its
   own), ``phases(run, hostvars)`` (work on other hosts around a run, plugin_utils/phases.py),
-  ``CLEANUP_PATHS`` (where a failed run's work may lie besides the cell's path).
+  ``CLEANUP_PATHS`` (where a failed run's work may lie besides the cell's path), ``direction(record)``
+  ('read' when the record's own work reads the storage, 'write' when it writes it, None when both or
+  unknown: a file the tool laid out before a read is not its work; the explanation of every cell
+  asks this, plugin_utils/explain.py).
 
 Private to benchlab.bench (no API promise).
 """
@@ -154,6 +157,14 @@ def matrix_tool(record_tool_name):
         if record_tool_name in entry_['records']:
             return tool
     return record_tool_name
+
+
+def record_direction(record):
+    """What a record's own work did to the storage, as its tool's unit says (``direction``): 'read',
+    'write', or None (both, unknown, or a unit that does not say)."""
+    mod = unit(matrix_tool(record.get('tool')))
+    fn = getattr(mod, 'direction', None) if mod is not None else None
+    return fn(record) if fn is not None else None
 
 
 def process_names():

@@ -44,6 +44,11 @@ def _import(entry, text):
 IMPORTS = {'dd': {'parse': _import, 'keys': ('bs', 'sync_after')}}
 
 
+def direction(record):
+    """dd's read test reads the storage, its write test writes it; a copy does both."""
+    return {'read': 'read', 'write': 'write'}.get(record.get('test'))
+
+
 def _fmt(value, pattern):
     return 'n/a' if value is None else pattern % value
 

@@ -76,3 +76,13 @@ def estimate_s(params, opt, mb):
 
 
 IMPORTS = {'fio': {'parse': lambda entry, text: fio_records(text), 'keys': ()}}
+
+
+def direction(record):
+    """'read' or 'write' when the job only reads or only writes (its rw; a job file's from its
+    job_options; fio lays out a read job's file first, which is not the job's work), None for a
+    mixed or trim job or one whose rw the record does not carry."""
+    params = record.get('params') or {}
+    rw = params.get('rw') or (params.get('job_options') or {}).get('rw')
+    rw = str(rw).split(':', maxsplit=1)[0] if rw else None
+    return 'read' if rw in ('read', 'randread') else 'write' if rw in ('write', 'randwrite') else None

@@ -53,6 +53,11 @@ IMPORTS = {'ioping': {'parse': lambda entry, text: [ioping_record(text, test=ent
                       'keys': ()}}
 
 
+def direction(record):
+    """ioping's requests: reads, or writes (its write mode, ioping -W)."""
+    return 'write' if (record.get('params') or {}).get('write') or record.get('test') == 'write' else 'read'
+
+
 def _ms(value):
     return 'n/a' if value is None else '%.3f' % value
 

@@ -43,3 +43,10 @@ def estimate_s(params, opt, mb):
 IMPORTS = {'sysbench': {'parse': lambda entry, text: [sysbench_record(text, test=entry.get('test'),
                                                                       tool_version=entry.get('tool_version'))],
                         'keys': ()}}
+
+
+def direction(record):
+    """'read' for the read modes (seqrd, rndrd: sysbench prepares the file set first, which is not
+    the test's work), 'write' for the write modes, None for rndrw."""
+    mode = (record.get('params') or {}).get('mode')
+    return 'read' if mode in ('seqrd', 'rndrd') else 'write' if mode in ('seqwr', 'seqrewr', 'rndwr') else None

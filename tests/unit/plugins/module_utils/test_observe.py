@@ -63,12 +63,17 @@ HOST_LAYERS = [
 ]
 
 
-def host_summary():
-    m = meta('host-dd-ext4-on-loop')
-    samples = [sample('host-dd-ext4-on-loop', 'before', 0.0, ['loop1', 'vda']),
-               sample('host-dd-ext4-on-loop', 'after', m['window_s'], ['loop1', 'vda'])]
-    samples[0]['tool'], samples[1]['tool'] = 0, tool_totals('host-dd-ext4-on-loop')['cpu_ticks']
-    return summarize(samples, HOST_LAYERS, 1.0, m['clk_tck'], tool=tool_totals('host-dd-ext4-on-loop'))
+def host_summary(capture='host-dd-ext4-on-loop', loop='loop1'):
+    """The observer's summary of a capture on the machine itself: a file system on `loop` over an
+    image file on vda (HOST_LAYERS, with that loop device)."""
+    m = meta(capture)
+    layers = []
+    for l in HOST_LAYERS:
+        l = dict(l, major_minor=m['path_st_dev']) if l.get('major_minor') == '7:1' else dict(l)
+        layers.append(dict(l, name=loop) if l['kind'] == 'loop' else dict(l, above=loop) if l['above'] == 'loop1' else l)
+    samples = [sample(capture, 'before', 0.0, [loop, 'vda']), sample(capture, 'after', m['window_s'], [loop, 'vda'])]
+    samples[0]['tool'], samples[1]['tool'] = 0, tool_totals(capture)['cpu_ticks']
+    return summarize(samples, layers, 1.0, m['clk_tck'], tool=tool_totals(capture))
 
 
 # ---- parsers ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import (
@@ -23,7 +24,8 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import rende
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
-from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_observe import host_summary
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_direction
+from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_observe import FIXTURES, host_summary
 
 MiB = 1024 * 1024
 
@@ -111,6 +113,55 @@ def test_served_from_cache_and_a_read_from_the_device():
     assert v['code'] == 'served_from_cache' and v['message'].startswith('0.00 bytes came from loop1 per byte read')
     # a write whose source was read from a tmpfs is no read: nothing about the cache
     assert 'served_from_cache' not in codes(rec(obs=observed(tool={'rchar': 64 * MiB})))
+
+
+def fio_read(capture, **params):
+    """The record of a real fio random read (tests/unit/fixtures/observe/<capture>: fio laid out its
+    32 MiB file on ext4 on loop0, then read it for 2 s), parsed from fio's own output, with the
+    observer's summary of the /proc files captured around it."""
+    (r,) = fio_records((FIXTURES / capture / 'fio.json').read_text(), labels={'benchmark': 'fio-rr', 'cell': 'c1'},
+                       params=dict(params, rw='randread', bs='4k', size='32M', guards={}))
+    r.update(observed=dict(host_summary(capture, 'loop0')[0], series='f10f10f10f10'), cmd=['fio'],
+             started='2026-12-06T16:50:55.000Z', duration_s=2.5)
+    assert validate_record(r) == [], validate_record(r)
+    return dict(r, host='h')
+
+
+def test_a_fio_read_is_explained_by_what_it_read_never_by_the_file_it_laid_out():
+    r = fio_read('host-fio-randread-direct', direct=True)
+    # what the capture knows: fio wrote its 32 MiB file, then read 494 MiB through loop0
+    assert r['observed']['tool']['write_bytes'] >= 32 * MiB and r['observed']['tool']['rchar'] > 400 * MiB
+    assert record_direction(r) == 'read'
+    ex, flags = explain_cell([r])
+    assert ex['written'] is None and ex['read']['device'] == 'loop0' and 0.9 <= ex['read']['ratio'] <= 1.1, ex
+    assert 'per byte written' not in ex['line'] and '1.00 byte from loop0 per byte read' in ex['line'], ex['line']
+    assert codes(r) == [] and flags == []
+    assert record_figures(r)[CSV_COLUMNS.index('bytes_per_byte_written')] is None
+    assert record_figures(r)[CSV_COLUMNS.index('bytes_per_byte_read')] == ex['read']['ratio']
+
+
+def test_a_fio_read_the_page_cache_served_is_flagged_at_its_loop_device():
+    r = fio_read('host-fio-randread-cached', direct=False, options={'invalidate': '0'})
+    # (this VM's hypervisor stole 8 % of the CPU time during the capture: a verdict of its own)
+    v = dict((v['code'], v) for v in run_verdicts(r))['served_from_cache']
+    assert v['name'] == 'loop0' and v['figure'] < 0.02, v
+    assert v['message'] == '0.01 bytes came from loop0 per byte read: served from the page cache'
+    line = explain_cell([r])[0]['line']
+    assert '0.01 bytes from loop0 per byte read: served from cache' in line and 'per byte written' not in line, line
+
+
+@pytest.mark.parametrize('tool, test, params, said', [
+    ('fio', 'r', {'rw': 'randread'}, 'read'), ('fio', 'r', {'rw': 'read:4k'}, 'read'),
+    ('fio', 'w', {'rw': 'randwrite'}, 'write'), ('fio', 'm', {'rw': 'randrw'}, None), ('fio', 't', {'rw': 'trim'}, None),
+    ('fio', 'j', {'job_file': 'a.fio', 'job_options': {'rw': 'read'}}, 'read'), ('fio', 'j', {'job_file': 'a.fio'}, None),
+    ('sysbench', 'rndrd', {'mode': 'rndrd'}, 'read'), ('sysbench', 'seqrewr', {'mode': 'seqrewr'}, 'write'),
+    ('sysbench', 'rndrw', {'mode': 'rndrw'}, None),
+    ('dd', 'read', {}, 'read'), ('dd', 'write', {}, 'write'), ('dd', 'copy', {}, None),
+    ('ioping', 'read', {}, 'read'), ('ioping', 'write', {'write': True}, 'write'),
+    ('bonnie++', 'bonnie', {}, None), ('iperf3', 'tcp', {}, None), ('nosuchtool', 'x', {}, None),
+])
+def test_the_tools_unit_says_what_a_record_did_to_the_storage(tool, test, params, said):
+    assert record_direction({'tool': tool, 'test': test, 'params': params}) == said
 
 
 def test_device_cpu_link_steal_and_host_busy():
