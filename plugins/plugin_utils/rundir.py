@@ -284,11 +284,18 @@ class RunDir(object):
             tmp = '.%s.%s.tmp' % (name, secrets.token_hex(4))
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, 'O_CLOEXEC', 0),
                          0o600, dir_fd=dfd)
+            written = False
             try:
                 write_all(fd, data)
                 os.fsync(fd)
+                written = True
             finally:
                 os.close(fd)
+                if not written:   # a full disk, an I/O error: no half-written temporary file is left
+                    try:
+                        os.unlink(tmp, dir_fd=dfd)
+                    except OSError:
+                        pass
             if self.fresh:
                 try:
                     os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)

@@ -7,6 +7,7 @@ with task results the way Ansible hands them over."""
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import os
@@ -58,6 +59,28 @@ def test_a_write_that_writes_nothing_is_an_error_not_a_loop(tmp_path, monkeypatc
     monkeypatch.setattr(rundir.os, 'write', lambda fd, data: 0)
     with pytest.raises(OSError, match='short write'):
         RunDir(str(tmp_path), 'run-1').append_jsonl('results.jsonl', {'a': 1})
+
+
+def test_a_file_that_cannot_be_written_whole_leaves_no_temporary_file_and_the_old_one_stands(tmp_path, monkeypatch):
+    """A full disk (simulated: os.write writes 5 bytes, then fails with ENOSPC): the error is raised,
+    the report already there is unchanged and no half-written temporary file is left beside it."""
+    d = RunDir(str(tmp_path), 'run-1')
+    d.write_text('report.md', '# the old report\n')
+    real_write, calls = os.write, []
+
+    def full(fd, data):
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, bytes(data[:5]))
+
+    monkeypatch.setattr(rundir.os, 'write', full)
+    with pytest.raises(OSError) as err:
+        d.write_text('report.md', '# the new report, longer\n')
+    monkeypatch.undo()
+    assert err.value.errno == errno.ENOSPC and len(calls) == 2
+    assert sorted(os.listdir(str(tmp_path / 'run-1'))) == ['report.md']
+    assert (tmp_path / 'run-1' / 'report.md').read_text() == '# the old report\n'
 
 
 @contextmanager
