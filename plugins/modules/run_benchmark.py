@@ -31,7 +31,9 @@ description:
     needs on another host, declared by the plan (C(plugins/plugin_utils/runpath.py)); a guest's
     hypervisor host drops its caches, a DRBD host waits for UpToDate, iperf's servers start and stop,
     concurrent pairs start in the background and their records are collected.
-  - This is an action plugin. It runs on the controller and calls the modules on the target.
+  - This is an action plugin. It runs on the controller and calls the modules on the target; this file is its
+    documentation (the action validates the task's arguments - O(run), O(runs), O(phase) or O(amend), the first
+    two not together, O(runs) not with O(phase)).
 author:
   - benchlab.bench maintainers (@benchlab)
 options:
@@ -76,6 +78,20 @@ options:
   run_key:
     description: The plan's stable key of the run's (benchmark, cell), for O(run) (the runs of O(runs) carry their C(key)).
     type: str
+  held:
+    description:
+      - The records of O(run) that were held back because the hosts below it observed the run (a run with an
+        C(observes) phase, whose result says C(bench_results_held)), as that result returned them.
+      - Used with O(amend) (and by the observer phases, which read the held records' window).
+    type: list
+    elements: dict
+  amend:
+    description:
+      - Store the O(held) records of O(run) now, each with what the hosts below it observed (the after phases'
+        results in O(done)), with the run's context. The C(benchlab.bench.bench_run) role does this after a
+        run's phases.
+    type: bool
+    default: false
 notes:
   - Part of the action group C(benchlab.bench.benchmarks), so C(module_defaults) of that group give
     it C(labels), C(guards), C(run_id) and C(run_key) like every benchmark module.
@@ -143,25 +159,3 @@ bench_dry_runs:
   type: list
   elements: dict
 '''
-
-from ansible.module_utils.basic import AnsibleModule
-
-
-def main():
-    module = AnsibleModule(argument_spec=dict(
-        run=dict(type='dict'),
-        runs=dict(type='list', elements='dict'),
-        phase=dict(type='dict'),
-        done=dict(type='list', elements='dict', default=[]),
-        start_at=dict(type='float'),
-        labels=dict(type='dict'),
-        guards=dict(type='dict'),
-        run_id=dict(type='str'),
-        run_key=dict(type='str', no_log=False),
-    ), supports_check_mode=True, mutually_exclusive=[('run', 'runs'), ('runs', 'phase')],
-        required_one_of=[('run', 'runs', 'phase')])
-    module.fail_json(msg='benchlab.bench.run_benchmark runs as an action plugin (on the controller)')
-
-
-if __name__ == '__main__':
-    main()

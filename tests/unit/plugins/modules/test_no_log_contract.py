@@ -71,12 +71,17 @@ def doc_spec(options):
 
 
 def argspec(name, monkeypatch):
-    """The argument_spec benchlab.bench.<name>'s main() gives AnsibleModule (an action-only module: its
-    documented options)."""
+    """The argument_spec benchlab.bench.<name>'s main() gives AnsibleModule (an action-only module: the
+    spec its action plugin validates the task's arguments with, else its documented options)."""
     mod = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.%s' % name)
     # a benchmark module builds its AnsibleModule in benchrun.run_module (ansible's basic module)
     if not hasattr(mod, 'AnsibleModule') and not hasattr(mod, 'run_module'):
-        return mod, doc_spec(documented_options(mod))
+        try:
+            action = importlib.import_module('ansible_collections.benchlab.bench.plugins.action.%s' % name)
+        except ImportError:
+            action = None
+        spec = getattr(action, 'ARGUMENT_SPEC', None) or getattr(action, 'ARGSPEC', None)
+        return mod, spec if spec is not None else doc_spec(documented_options(mod))
     seen = {}
 
     def fake(*args, **kwargs):
