@@ -8,8 +8,15 @@ Two runs measuring one cell at once each ran 35 % slower and neither was flagged
 benchmark module starts now carries guards.OWNER_ENV (its run id); a process carrying another
 run's id, seen before the measurement or while the tool runs, makes the record not quiet and names
 that run. Found by that mark only: a process merely named like a benchmark tool, or with
-"benchlab" on its command line, is not another run; this run's own processes never count."""
+"benchlab" on its command line, is not another run; this run's own processes never count.
 
+The guard looks at every process of the machine, as it must; so while `make test` runs these tests
+another stage may run benchlab's own runs (the compat playbooks), which it would rightly see. The
+tests that assert what was or was not seen at a moment therefore look through a view of /proc that
+holds only the processes they started (`own_proc`: links to their real /proc/<pid>); the first test
+scans the whole of /proc and asserts only what it started."""
+
+import functools
 import os
 import shutil
 import subprocess
@@ -29,8 +36,17 @@ from ansible_collections.benchlab.bench.tests.unit.plugins.modules.helper import
 
 
 @pytest.fixture
-def spawn():
-    """Start real processes (a sleep), optionally carrying a run's mark or under another name."""
+def own_proc(tmp_path):
+    """A view of /proc that holds only the processes `spawn` starts: a link to each one's /proc/<pid>."""
+    view = tmp_path / 'proc-view'
+    view.mkdir()
+    return view
+
+
+@pytest.fixture
+def spawn(own_proc):
+    """Start real processes (a sleep), optionally carrying a run's mark or under another name; each
+    one is also linked into `own_proc`."""
     procs = []
 
     def start(mark=None, seconds=60, name=None, argv_extra=()):
@@ -45,6 +61,7 @@ def spawn():
                 shutil.copy(shutil.which('sleep'), exe)
         p = subprocess.Popen([exe, str(seconds)] + list(argv_extra), env=env)
         procs.append(p)
+        os.symlink('/proc/%d' % p.pid, str(own_proc / str(p.pid)))
         return p
     start.tmp = None
     yield start
@@ -84,10 +101,10 @@ def test_a_run_without_a_run_id_marks_its_tools_with_its_own_pid():
     assert owner_mark(None, pid=4242) == 'pid-4242' and owner_mark('', pid=7) == 'pid-7'
 
 
-def test_another_run_at_the_start_makes_the_measurement_not_quiet(spawn):
+def test_another_run_at_the_start_makes_the_measurement_not_quiet(spawn, own_proc):
     other = spawn(mark='run-B')
     _wait_visible(other.pid)
-    others = OtherRuns('run-A')
+    others = OtherRuns('run-A', proc=str(own_proc))
     done, warnings = apply_guards({'quiesce': True}, loadavg=lambda: (0.0, 0.0, 0.0), competing=lambda: [],
                                   others=others)
     assert done['quiet'] is False and done['other_runs'] == ['run-B']
@@ -95,20 +112,20 @@ def test_another_run_at_the_start_makes_the_measurement_not_quiet(spawn):
                             'same time: sleep[%d]' % other.pid) for w in warnings), warnings
 
 
-def test_the_runs_own_processes_and_no_other_run_leave_it_quiet(spawn):
+def test_the_runs_own_processes_and_no_other_run_leave_it_quiet(spawn, own_proc):
     mine = spawn(mark='run-A')
     _wait_visible(mine.pid)
     done, warnings = apply_guards({'quiesce': True}, loadavg=lambda: (0.0, 0.0, 0.0), competing=lambda: [],
-                                  others=OtherRuns('run-A'))
+                                  others=OtherRuns('run-A', proc=str(own_proc)))
     assert done['quiet'] is True and 'other_runs' not in done and warnings == []
 
 
-def test_another_run_is_waited_for_like_a_competing_process(spawn):
+def test_another_run_is_waited_for_like_a_competing_process(spawn, own_proc):
     """quiesce_wait_s: the other run's tool ends while we wait; the measurement is then quiet."""
     other = spawn(mark='run-B', seconds=0.5)
     _wait_visible(other.pid)
     done, warnings = apply_guards({'quiesce': True, 'quiesce_wait_s': 30}, loadavg=lambda: (0.0, 0.0, 0.0),
-                                  competing=lambda: [], others=OtherRuns('run-A'))
+                                  competing=lambda: [], others=OtherRuns('run-A', proc=str(own_proc)))
     assert done['quiet'] is True and warnings == [] and done['waited_s'] > 0
 
 
@@ -118,10 +135,11 @@ def _module(tmp_path, run_id):
         return AnsibleModule(argument_spec=spec)
 
 
-def test_a_run_that_starts_while_the_tool_runs_is_seen_and_names_itself(tmp_path, monkeypatch, spawn):
+def test_a_run_that_starts_while_the_tool_runs_is_seen_and_names_itself(tmp_path, monkeypatch, spawn, own_proc):
     """The measured tool waits for a file; meanwhile another run's tool starts and ends, then the
     file appears: the other run lived only inside the measurement, and the watch saw it."""
     monkeypatch.setattr(benchrun, 'WATCH_INTERVAL_S', 0.05)
+    monkeypatch.setattr(benchrun, 'OtherRuns', functools.partial(guards.OtherRuns, proc=str(own_proc)))
     module = _module(tmp_path, 'run-A')
     started, done_file = tmp_path / 'started', tmp_path / 'done'
     tool = [sys.executable, '-c', 'import os, time\nopen(%r, "w").close()\nwhile not os.path.exists(%r): '
