@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by module_utils/stats (compare) and plugin_utils/analysis, regress.
+# Private to benchlab.bench: no API promise.
 """A comparison that concludes: the tests behind a verdict, pure Python (no numpy/scipy anywhere).
+
+compare() compares a candidate with its baseline and gives the verdict the reports print.
 
 conclude() compares a candidate with its baseline and gives everything a verdict needs before the
 correction across a report: the p of the test that decides (Welch's t-test; Mann-Whitney for skewed
@@ -22,7 +24,8 @@ check every function against statsmodels and SciPy (tests/unit/plugins/module_ut
 import math
 import random
 
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, StatsError, betainc, t_cdf, t_ppf, welch
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import (
+    ALPHA, StatsError, as_summary, betainc, delta_pct, slower_pct, t_cdf, t_ppf, welch)
 
 POWER = 0.8
 MARGIN_PCT = 5.0
@@ -534,3 +537,43 @@ def finish(cmp, c, b, better, p_adjusted=None, p_equivalence_adjusted=None, alph
             cmp['reason'] = ('neither a difference nor equivalence within +-%.4g%% is shown at this n and spread'
                              % cmp['equivalence_margin_pct'])
     return cmp
+
+
+def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, conclude_now=True):
+    """Compare a candidate with its baseline (numbers, lists of repetitions or summaries).
+
+    Returns delta_pct (candidate vs baseline, in % of the baseline mean), ci_pct ([low, high] of
+    that difference, Welch), slower_pct (the field reports' column), both summaries, and the
+    conclusion (a family of one: no correction): verdict (better, worse,
+    equivalent within +-margin_pct, inconclusive), test, p, p_adjusted, p_equivalence, mde_pct,
+    equivalence_margin_pct, repetitions_needed (for inconclusive) and reason; significant
+    (p < alpha; None when there is too little data to tell) and worse (True/False/None).
+    conclude_now=False leaves the verdict out (None): a report concludes after its correction.
+    """
+    c, b = as_summary(candidate, 'candidate'), as_summary(baseline, 'baseline')
+    if better not in ('higher', 'lower'):
+        raise StatsError("better must be 'higher' or 'lower', got %r" % (better,))
+    w = welch(c, b)
+    bm = b['mean']
+    ci_pct = [x / abs(bm) * 100.0 for x in w['ci']] if (w['ci'] and bm) else None
+    out = conclude(c, b, better, margin_pct, alpha)
+    if conclude_now:
+        select_test(out, 1, alpha)
+        finish(out, c, b, better, alpha=alpha)
+        out.pop('n_pair', None)
+        out.pop('welch', None)
+    else:
+        out.update(verdict=None, p_adjusted=None, p_equivalence_adjusted=None, repetitions_needed=None)
+    significant = None if out['p'] is None or out['verdict'] is None else out['verdict'] in ('better', 'worse')
+    out.update({
+        'delta_pct': delta_pct(c['mean'], bm),
+        'ci_pct': ci_pct,
+        'df': w['df'],
+        'significant': significant,
+        'worse': None if significant is None else out['verdict'] == 'worse',
+        'slower_pct': slower_pct(c['mean'], bm, better),
+        'better': better,
+        'candidate': c,
+        'baseline': b,
+    })
+    return out

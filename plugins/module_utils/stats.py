@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by filters summarize, compare; analysis, gate, traps, regress.
+# Private to benchlab.bench: no API promise.
 """Statistics over repetitions, pure Python (no numpy/scipy on targets or controllers).
 
 summarize() gives n, mean, median, stdev, CV, min, max and the 95% confidence interval of the mean
-(Student t); welch() compares two samples (difference, its CI, p-value); compare() turns that into
-the verdict the reports print (module_utils/inference.py: better, worse, equivalent, inconclusive),
-with the field reports' "slower than Test 1 (in %)".
+(Student t); welch() compares two samples (difference, its CI, p-value); inference.compare() turns that into
+the verdict the reports print (better, worse, equivalent, inconclusive), with the field reports'
+"slower than Test 1 (in %)".
 The Student t distribution comes from the regularized incomplete beta function (Lentz's continued
 fraction, as in Numerical Recipes 6.4); quantiles are found by Newton steps on the CDF, bracketed.
 """
@@ -173,7 +173,7 @@ def slower_pct(candidate, baseline, better):
 
 # -- two samples -----------------------------------------------------------------------------
 
-def _as_summary(x, what):
+def as_summary(x, what):
     """A number, a list of repetitions or a summary dict -> a summary dict."""
     if isinstance(x, dict):
         if x.get('mean') is None or 'n' not in x:
@@ -211,45 +211,4 @@ def welch(a, b, confidence=0.95):
     t = out['diff'] / se
     half = t_ppf(0.5 + confidence / 2.0, df) * se
     out.update(ci=[out['diff'] - half, out['diff'] + half], t=t, df=df, p=2.0 * (1.0 - t_cdf(abs(t), df)))
-    return out
-
-
-def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, conclude_now=True):
-    """Compare a candidate with its baseline (numbers, lists of repetitions or summaries).
-
-    Returns delta_pct (candidate vs baseline, in % of the baseline mean), ci_pct ([low, high] of
-    that difference, Welch), slower_pct (the field reports' column), both summaries, and the
-    conclusion (module_utils/inference.py, a family of one: no correction): verdict (better, worse,
-    equivalent within +-margin_pct, inconclusive), test, p, p_adjusted, p_equivalence, mde_pct,
-    equivalence_margin_pct, repetitions_needed (for inconclusive) and reason; significant
-    (p < alpha; None when there is too little data to tell) and worse (True/False/None).
-    conclude_now=False leaves the verdict out (None): a report concludes after its correction.
-    """
-    from ansible_collections.benchlab.bench.plugins.module_utils.inference import conclude, finish, select_test
-    c, b = _as_summary(candidate, 'candidate'), _as_summary(baseline, 'baseline')
-    if better not in ('higher', 'lower'):
-        raise StatsError("better must be 'higher' or 'lower', got %r" % (better,))
-    w = welch(c, b)
-    bm = b['mean']
-    ci_pct = [x / abs(bm) * 100.0 for x in w['ci']] if (w['ci'] and bm) else None
-    out = conclude(c, b, better, margin_pct, alpha)
-    if conclude_now:
-        select_test(out, 1, alpha)
-        finish(out, c, b, better, alpha=alpha)
-        out.pop('n_pair', None)
-        out.pop('welch', None)
-    else:
-        out.update(verdict=None, p_adjusted=None, p_equivalence_adjusted=None, repetitions_needed=None)
-    significant = None if out['p'] is None or out['verdict'] is None else out['verdict'] in ('better', 'worse')
-    out.update({
-        'delta_pct': delta_pct(c['mean'], bm),
-        'ci_pct': ci_pct,
-        'df': w['df'],
-        'significant': significant,
-        'worse': None if significant is None else out['verdict'] == 'worse',
-        'slower_pct': slower_pct(c['mean'], bm, better),
-        'better': better,
-        'candidate': c,
-        'baseline': b,
-    })
     return out

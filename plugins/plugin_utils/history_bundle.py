@@ -17,7 +17,7 @@ import json
 import os
 import stat
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, controller_fingerprint, encode
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history_store import HistoryError, controller_fingerprint, encode
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems, write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import OutputDirError, RunDir
 

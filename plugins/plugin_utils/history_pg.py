@@ -29,7 +29,7 @@ import re
 import sys
 from urllib.parse import parse_qsl, urlsplit
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history_store import (
     SCHEMA_VERSION, HistoryError, MissingHistory, Store, check_conninfo, conninfo_keywords)
 
 CONNECT_TIMEOUT_S = 10

@@ -34,7 +34,7 @@ import stat
 import sys
 
 from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import mount_for, parse_mountinfo
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history_store import (
     PG_HINT, SCHEMA_VERSION, HistoryError, MissingHistory, Store)
 
 BUSY_TIMEOUT_S = 60.0

@@ -32,8 +32,8 @@ import hashlib
 import json
 import re
 
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import tost
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, compare
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare, tost
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
 
@@ -53,7 +53,7 @@ class CompareError(ValueError):
 def judge(candidate, baseline, better, threshold, alpha=ALPHA):
     """The regression verdict of one metric: candidate and baseline are lists of values or summaries.
 
-    Returns stats.compare's result (a family of one) plus `regression` (True/False; None when there
+    Returns inference.compare's result (a family of one) plus `regression` (True/False; None when there
     is too little data, i.e. fewer than two values on a side), `beyond_threshold` and the gate's
     outcome (`gate`: regression, pass or cannot judge, with `gate_reason`)."""
     _check_threshold(threshold)

@@ -20,7 +20,7 @@ old fields, the only place that still reads a warning's text.
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
     BELOW_2X_RAM, DEVICE_BOUND, HOST_BUSY, LINK_BOUND, NOT_QUIET, SERVED_FROM_CACHE, SOURCE_ON_TEST_STORAGE, STEAL,
     UNSAFE_OPTIONS, WRITE_AMPLIFIED, WRITES_ELIDED, ZERO_DATA, record_flags)

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Every comparison of a report concludes: the verdicts of one analysis, corrected across it. Pure functions.
 
-The analysis compares each cell's metrics with its baseline cell's (stats.compare: the tests of
+The analysis compares each cell's metrics with its baseline cell's (inference.compare: the tests of
 module_utils/inference.py, before any correction) and the aggregates of runs started together with
 their cells' baseline; conclude_report() then corrects the p-values of the report's comparisons for
 their number and gives each its verdict (better, worse, equivalent, inconclusive with
@@ -21,8 +21,8 @@ tables hold; the report says how many each family had and which method corrected
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.inference import (
-    CORRECTIONS, MARGIN_PCT, VERDICTS, adjust, finish, select_test)
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA, compare
+    CORRECTIONS, MARGIN_PCT, VERDICTS, adjust, compare, finish, select_test)
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA
 
 # What a concluded comparison carries (the metric's summary, an overview row, a pivot entry, a step).
 FIELDS = ('verdict', 'test', 'p', 'p_adjusted', 'p_equivalence', 'p_equivalence_adjusted', 'mde_pct',

@@ -12,9 +12,9 @@ import random
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.inference import (
-    adjust, bootstrap_median_ratio, conclude, detectable_effect, finish, mann_whitney, mde_pct, nct_cdf, norm_ppf,
-    rank_test_can_decide, repetitions_needed, select_test, tost, ttest_power)
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import StatsError, compare, summarize
+    adjust, bootstrap_median_ratio, compare, conclude, detectable_effect, finish, mann_whitney, mde_pct, nct_cdf,
+    norm_ppf, rank_test_can_decide, repetitions_needed, select_test, tost, ttest_power)
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import StatsError, summarize
 
 REASON = 'statsmodels and scipy are in tests/requirements.txt (the default venv; no wheel for every Python)'
 TOL = 1e-6

@@ -10,8 +10,9 @@ import math
 
 import pytest
 
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import (
-    StatsError, compare, slower_pct, summarize, t_cdf, t_ppf, welch)
+    StatsError, slower_pct, summarize, t_cdf, t_ppf, welch)
 
 TEXTBOOK_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 10: 2.228, 20: 2.086, 30: 2.042}
 SCIPY_T975 = {1: 12.706204736174694, 2: 4.302652729749462, 5: 2.5705818356363146, 30: 2.0422724563012378,

@@ -17,7 +17,8 @@ import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare, summarize
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, baselines, ordered_cells
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (

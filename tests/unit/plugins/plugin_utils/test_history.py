@@ -23,7 +23,7 @@ import pytest
 from ansible_collections.benchlab.bench.tests.unit.helpers import FIXTURES, collections_root
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_pg, history_sqlite
+from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_pg, history_sqlite, history_store
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (
     HistoryError, copy_history, list_runs, load_run, open_store, store_run)
 
@@ -275,7 +275,7 @@ def test_an_old_sqlite_history_opens_and_upgrades(tmp_path):
         ('20261202T220000Z-fx0002', None, 6), ('20261201T220000Z-fx0001', 'hand-2006', 4)]
     assert load_run(path, 'hand-2006')['matrix'] == 'reference-000-dd-drbd-vps'
     conn = sqlite3.connect(path)
-    assert conn.execute('PRAGMA user_version').fetchone()[0] == history.SCHEMA_VERSION
+    assert conn.execute('PRAGMA user_version').fetchone()[0] == history_store.SCHEMA_VERSION
     assert conn.execute('PRAGMA application_id').fetchone()[0] == history_sqlite.APPLICATION_ID
     assert conn.execute('SELECT run_id, label, digest, fingerprint, controller FROM runs ORDER BY run_id'
                         ).fetchall() == before

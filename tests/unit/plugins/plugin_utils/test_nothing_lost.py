@@ -20,7 +20,7 @@ import pytest
 from ansible.executor.stats import AggregateStats
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_sqlite, reports, rundir
+from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_sqlite, history_store, reports, rundir
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, list_runs, load_run, store_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
                                                                             current_run, read_jsonl, repair_jsonl)
@@ -254,7 +254,7 @@ def test_a_schema_1_history_gains_the_owner_columns_and_keeps_its_runs(tmp_path)
     assert store_run(db, doc_of('old', [record(2)]), fingerprint=fp, controller=ctl) == 'replaced'  # no owner yet
     conn = sqlite3.connect(db)
     assert conn.execute('SELECT fingerprint, controller FROM runs').fetchall() == [(fp, ctl)]
-    assert conn.execute('PRAGMA user_version').fetchone()[0] == history.SCHEMA_VERSION == 3
+    assert conn.execute('PRAGMA user_version').fetchone()[0] == history_store.SCHEMA_VERSION == 3
     assert conn.execute('PRAGMA application_id').fetchone()[0] == history_sqlite.APPLICATION_ID
     conn.close()
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import compare
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
 from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import CompareError, compare_runs, describe, judge
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
