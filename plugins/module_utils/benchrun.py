@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the benchmark modules (dd, fio, bonnie, dbench, sysbench_fileio, compress, iperf).
+# Private to benchlab.bench: no API promise.
 """The skeleton every benchmark module runs in (issue 14 section 0).
 
 ``BenchRun`` owns the dangerous parts, so that a module keeps only its options, validation and

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/bonnie, filter/parse_bonnie, plugin_utils/imports, tooltables and render_csv (K/sec).
+# Private to benchlab.bench: no API promise.
 """The bonnie++ parser: pure functions shared by the module, the parse_bonnie filter and the callback.
 
 Formats read (fixtures in tests/unit/fixtures/bonnie, each with its command or its source):

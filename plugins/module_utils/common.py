@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the benchmark modules; bonnie and iperf parsers.
+# Private to benchlab.bench: no API promise.
 """Target-side helpers the benchmark modules share: cache dropping, RAM size, the methodology
 guards, the common module options (labels, guards, run_id, run_key) and the small text helpers
 the parsers share (first_line, quote_line, version_tuple), and describe() (benchlab.bench.sysinfo, and

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/compress.
+# Private to benchlab.bench: no API promise.
 """The compression CPU test: the reproducible input, the compressors' command lines, their
 versions, CPU time accounting and the result records (docs/usage.md: tool ``compress``, metrics
 ``elapsed``, ``user``, ``sys``, ``throughput``).

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/dbench, filter/parse_dbench.
+# Private to benchlab.bench: no API promise.
 """The dbench parser: pure functions over what dbench prints on stdout (and stderr).
 
 Read (fixtures in tests/unit/fixtures/dbench, each with the command that made it):

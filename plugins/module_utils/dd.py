@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/dd, filter/parse_dd.
+# Private to benchlab.bench: no API promise.
 """The dd parser: pure functions over dd's stderr, shared by the module, the filter and the callback.
 
 Formats read (fixtures in tests/unit/fixtures/dd, each with the command that made it):

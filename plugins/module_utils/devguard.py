@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by block device writers (modules dd, drbd_*; fiojob, benchrun).
+# Private to benchlab.bench: no API promise.
 """The one guard every module that writes a block device goes through (dd, fio, drbd_md, mkfs, ...).
 
 A device may be written only when nothing uses it: not the device, not one of its partitions, and

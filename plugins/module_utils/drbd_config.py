@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the drbd_resource module and the drbd_check filter.
+# Private to benchlab.bench: no API promise.
 """DRBD resource definitions as data: normalize and check each resource and the set (legacy 0.7-era
 keys translated or refused, handlers refused unless allowed, clashes between resources).
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the drbd_resource module.
+# Private to benchlab.bench: no API promise.
 """drbdadm itself: its version and the configuration syntax it takes, the argv that validates a
 candidate file, and its error messages parsed and described.
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the drbd_lifecycle and drbd_md modules.
+# Private to benchlab.bench: no API promise.
 """The lifecycle of a resource as a plan: drbdadm steps from its current state to the wanted one (up,
 primary with initial sync or skip, disconnected, down), and the mount check.
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the drbd_resource module.
+# Private to benchlab.bench: no API promise.
 """A normalized resource rendered as a .res file (DRBD 8.4 or 9 syntax) with benchlab's ownership
 header, and the ownership check before a file is replaced or removed.
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the drbd_resource and drbd_lifecycle modules and the drbd_check filter.
+# Private to benchlab.bench: no API promise.
 """Shared secrets kept out of output: found in the installed configuration and in drbdadm argv, masked
 in any text shown.
 """

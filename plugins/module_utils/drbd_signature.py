@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the drbd_md module.
+# Private to benchlab.bench: no API promise.
 """What a backing disk carries before create-md: blkid and wipefs output parsed, and the verdict
 (empty, DRBD meta-data, or another signature that safe mode refuses).
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the drbd_status, drbd_lifecycle and sysinfo modules.
+# Private to benchlab.bench: no API promise.
 """DRBD state: drbdsetup status parsed (--json from a DRBD 9 module, text from drbdsetup-84 for an 8.4
 module) into one entry per volume, and whether it is settled (UpToDate, no resync, peer there).
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the other drbd_*.py module_utils, the drbd_* modules and the drbd_check filter.
+# Private to benchlab.bench: no API promise.
 """The drbdadm lexer's rules: checks that a value written into drbd.conf is data, never syntax (names,
 paths, addresses, meta-disk, minors, quoted values), and the DRBD errors.
 

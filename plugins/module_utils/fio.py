@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/fio, filter/parse_fio, plugin_utils/jobfiles.
+# Private to benchlab.bench: no API promise.
 """The fio parser: pure functions over ``fio --output-format=json`` output.
 
 fio prints some errors on stdout ahead of the JSON document (``fio: pid=..., err=28/...``) and

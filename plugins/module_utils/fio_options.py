@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by module_utils/fiojob (the fio job check).
+# Private to benchlab.bench: no API promise.
 """Every option fio knows, and what it may touch: the allow-list the fio job check works from.
 
 The NAMES below come from fio itself (``fio --cmdhelp=all``, ``fio --cmdhelp=<option>`` for its

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/fio, module_utils/fio, plugin_utils/jobfiles.
+# Private to benchlab.bench: no API promise.
 """fio job safety: read a fio job file (or the module's ``options``) the way fio does and check
 every option against an allow-list of what fio's options may touch (module_utils/fio_options.py,
 made from fio's own ``--cmdhelp``/``--enghelp``): an option benchlab has not classified is refused,

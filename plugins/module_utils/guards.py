@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by module_utils/benchrun and common (every benchmark module), modules/iperf, plugin_utils/matrix.
+# Private to benchlab.bench: no API promise.
 """Methodology guards a benchmark module applies right before it measures (docs/usage.md).
 
 - quiescence: before the run, other benchmark processes and the load average per CPU (wait up to

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/ioping, filter/parse_ioping and the ioping benchmark unit.
+# Private to benchlab.bench: no API promise.
 """The ioping parser (pure functions over what ioping prints) and its argv.
 
 ioping measures the latency of single I/O requests: what one request costs through a layer (DRBD

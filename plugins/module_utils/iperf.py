@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/iperf, filter/parse_iperf.
+# Private to benchlab.bench: no API promise.
 """The iperf parsers (iperf3 JSON, iperf2 CSV and text), the records and the argv builders (pure).
 
 Formats read (fixtures in tests/unit/fixtures/iperf, each with the command that made it):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/iperf.py.
+# Private to benchlab.bench: no API promise.
 """The one-off iperf server's life on the target: start it detached and wait until it listens,
 read what it printed, recognise it, stop it (SIGTERM, then SIGKILL).
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by module_utils/devguard.py, module_utils/observe.py.
+# Private to benchlab.bench: no API promise.
 """The layers below a path or a block device, down to the physical disks: one resolver for the
 device guard (what else reaches the same storage) and for the observation of a run (which
 devices to watch, and what each one is).

@@ -1,8 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by module_utils/benchrun.py, modules/observe.py, the
-# report callback and plugin_utils/explain.py.
+# Private to benchlab.bench: no API promise.
 """What the machine did during a run's timed window: a sampler (a thread, stdlib only) that reads
 
 - /proc/diskstats for the block devices of the layer stack under the path (module_utils/layers.py):

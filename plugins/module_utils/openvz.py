@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/openvz_ct.
+# Private to benchlab.bench: no API promise.
 """OpenVZ / Virtuozzo containers: the exact command lines, as pure functions.
 
 Two tools are covered:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by module_utils/iperf_server.py.
+# Private to benchlab.bench: no API promise.
 """Process and socket state read from Linux /proc: a process's state and command line, and
 whether it owns a listening socket on a port (/proc/<pid>/fd against /proc/net/{tcp,udp}[6]).
 """

@@ -1,8 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by the tool parsers in module_utils, the benchmark
-# modules, the report callback, plugin_utils (validation, imports) and the tests.
+# Private to benchlab.bench: no API promise.
 """The result record (docs/architecture.md): the one place that builds and validates it.
 
 Modules build records on the target with `new_record`; the callback and tests validate them on

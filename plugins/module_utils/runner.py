@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by every module that runs a command, and the parsers (tail).
+# Private to benchlab.bench: no API promise.
 """The argv runner every benchmark module uses.
 
 Commands are argv lists (never shell strings) and run under the C locale, so that numbers are

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/sysbench_fileio, filter/parse_sysbench.
+# Private to benchlab.bench: no API promise.
 """The sysbench fileio parser: pure functions over what ``sysbench fileio ... run`` prints.
 
 Read (fixtures in tests/unit/fixtures/sysbench, each with the command that made it): the

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules sysinfo, dd, drbd_lifecycle; common, devguard.
+# Private to benchlab.bench: no API promise.
 """Pure parsers for the environment a benchmark ran in: /proc/cpuinfo, /proc/meminfo,
 /etc/os-release and /proc/self/mountinfo, plus the virtualization verdict. (Whether a block
 device is in use - mounted, held, swap - is devguard.py's business.)"""

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by filter/parse_time.
+# Private to benchlab.bench: no API promise.
 """The ``time`` output parser: pure functions, shared by the parse_time filter and any module.
 
 Formats read (fixtures in tests/unit/fixtures/time, each with the command that made it):

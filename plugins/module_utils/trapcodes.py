@@ -3,8 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Private to benchlab.bench: the trap codes a benchmark module puts on its record (``flags``).
 
-Used by module_utils/record.py, module_utils/benchrun.py, the benchmark modules and, on the
-controller, plugin_utils/traps.py (the one vocabulary: code -> title and explanation).
+On the controller, plugin_utils/traps.py holds the one vocabulary (code -> title and explanation).
 A record carries these codes as data so the controller never reads the warning text.
 """
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by benchmark modules; common, dd, openvz; matrix, render.
+# Private to benchlab.bench: no API promise.
 """Units: parsing human sizes and rates into the canonical units of the result record.
 
 Canonical units (the record's, docs/usage.md): throughput MB/s (10^6 bytes/s), network Mbit/s, time s,

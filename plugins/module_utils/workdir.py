@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Private to benchlab.bench: no API promise. Used by modules/work_cleanup, module_utils/benchrun, modules/dd, modules/fio.
+# Private to benchlab.bench: no API promise.
 """Owned work directories (issue 14 section 2, shared contract 2).
 
 Every benchmark work directory is ``<path>/benchlab-<tool>-<random>/`` and holds the marker
