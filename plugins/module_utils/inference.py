@@ -390,13 +390,13 @@ def _values(s):
     return [v for v in (s.get('values') or []) if v is not None]
 
 
-def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA):
+def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA, robust=True):
     """The tests of candidate summary c against baseline summary b (summaries as stats.summarize
     gives them, with 'values' for the rank test) before any correction:
     {test, p, p_equivalence, mde_pct, equivalence_margin_pct, robust, reason}; p is Welch's (None
     with fewer than two values on a side), p_equivalence the TOST's. For skewed data `robust` holds
     the rank test and the bootstrap; select_test() lets them decide when they can, finish() adds the
-    verdict."""
+    verdict. robust=False leaves them out (a sequential comparison: Welch and the TOST decide)."""
     if margin_pct is None or isinstance(margin_pct, bool) or not isinstance(margin_pct, (int, float)) or margin_pct < 0:
         raise StatsError('equivalence_margin_pct must be a number >= 0, got %r' % (margin_pct,))
     out = dict(test='welch', p=None, p_equivalence=None, mde_pct=None, equivalence_margin_pct=float(margin_pct),
@@ -404,20 +404,13 @@ def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA):
     if c['n'] < 2 or b['n'] < 2 or c.get('stdev') is None or b.get('stdev') is None:
         out['reason'] = 'too little data: n=%d vs n=%d (a spread needs 2 values on each side)' % (c['n'], b['n'])
         return out
-    w = welch(c, b)
-    out['p'] = w['p']
+    out['p'], out['p_equivalence'], reason = _welch_tost(c, b, margin_pct)
     out['mde_pct'] = mde_pct(c, b, alpha)
+    if reason:
+        out['reason'] = reason
     bm = b['mean']
-    if bm:
-        margin = abs(bm) * margin_pct / 100.0
-        eq = tost(c, b, -margin, margin)
-        out['p_equivalence'] = eq['p'] if eq else None
-    elif c['mean'] == bm and c['stdev'] == 0 and b['stdev'] == 0:
-        out['p_equivalence'] = 0.0     # the same constant on both sides
-    else:
-        out['reason'] = 'the baseline mean is 0: no margin in % of it'
     x, y = _values(c), _values(b)
-    if len(x) == c['n'] and len(y) == b['n'] and skewed(c.get('unit'), x, y):
+    if robust and len(x) == c['n'] and len(y) == b['n'] and skewed(c.get('unit'), x, y):
         mw = mann_whitney(x, y)
         boot = bootstrap_median_ratio(x, y, margin_pct) if max(len(x), len(y)) <= BOOTSTRAP_MAX_N else None
         out['robust'] = dict(test='mann-whitney', p=mw['p'], u=mw['u'], method=mw['method'], decided=False,
@@ -427,6 +420,20 @@ def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA):
                              p_equivalence=boot['p_equivalence'] if (boot and bm) else None)
         out['welch'] = dict(p=out['p'], p_equivalence=out['p_equivalence'])
     return out
+
+
+def _welch_tost(c, b, margin_pct):
+    """(Welch's p, the TOST's p against +-margin_pct of the baseline mean, why the TOST has none)
+    of two summaries with a spread each."""
+    p = welch(c, b)['p']
+    bm = b['mean']
+    if bm:
+        margin = abs(bm) * margin_pct / 100.0
+        eq = tost(c, b, -margin, margin)
+        return p, (eq['p'] if eq else None), None
+    if c['mean'] == bm and c['stdev'] == 0 and b['stdev'] == 0:
+        return p, 0.0, None     # the same constant on both sides
+    return p, None, 'the baseline mean is 0: no margin in % of it'
 
 
 def select_test(cmp, family=1, alpha=ALPHA):
@@ -504,6 +511,69 @@ def _smallest_n(ok):
     return hi
 
 
+# -- looking again: a sequential test ------------------------------------------------------------
+
+SEQUENTIAL_METHOD = ('group-sequential: a comparison is tested at fixed looks (the planned repetitions, then '
+                     'twice as many, and so on, and the cap), each look may spend a share of alpha fixed in advance '
+                     '(half at the first, the rest evenly over the others), and its p is its smallest p over the '
+                     'looks it reached divided by that look\'s share (a union bound: valid whatever decided to run '
+                     'more)')
+
+
+def look_weights(first, last):
+    """{n: the share of alpha the look at n repetitions per side may spend}. The looks: `first` (the
+    planned repetitions), then doubling while below `last` (the cap), and `last`; half of alpha at
+    the first look, the other half evenly over the others; all of it at `first` when no further
+    look is possible. The shares add up to 1."""
+    first = max(int(first), 2)
+    last = int(last)
+    if last <= first:
+        return {first: 1.0}
+    later, n = [], first
+    while n * 2 < last:
+        n *= 2
+        later.append(n)
+    later.append(last)
+    out = dict((k, 0.5 / len(later)) for k in later)
+    out[first] = 0.5
+    return out
+
+
+def sequential(x, y, margin_pct, first, last):
+    """The tests of candidate values x against baseline values y (each in repetition order) when
+    the number of repetitions was decided by looking at the data (more rounds for comparisons not
+    yet settled). At each look n (look_weights(first, last); a side with fewer values than `first`
+    is looked at once, at what it has) the first n values of each side are tested (Welch, TOST);
+    p and p_equivalence are the smallest of p_n / weight_n over the looks (capped at 1), looking
+    only at looks whose difference has the sign of all the data's. However often a run looks and
+    whatever makes it stop, the chance that p (or p_equivalence) falls below a level by chance is at
+    most that level: {p, p_equivalence, looks, look_n, next_look, weight_next, first, last, method}.
+    next_look, weight_next: the next look's n and share (None at the cap); repetitions_needed is
+    computed at that share."""
+    weights = look_weights(first, last)
+    have = min(len(x), len(y))
+    looks = sorted(n for n in weights if n <= have) or ([have] if have >= 2 else [])
+    full = as_summary(list(x), 'candidate')['mean'] - as_summary(list(y), 'baseline')['mean'] if have else None
+    best_p = best_eq = None
+    look_n = None
+    for n in looks:
+        w = weights.get(n, weights[min(weights)])
+        c, b = as_summary(list(x[:n]), 'candidate'), as_summary(list(y[:n]), 'baseline')
+        if c.get('stdev') is None or b.get('stdev') is None:
+            continue
+        p, p_eq, _reason = _welch_tost(c, b, margin_pct)
+        diff = c['mean'] - b['mean']
+        if p is not None and diff != 0 and (diff > 0) == (full > 0):
+            if best_p is None or min(1.0, p / w) < best_p:
+                best_p, look_n = min(1.0, p / w), n
+        if p_eq is not None:
+            best_eq = min(1.0, p_eq / w) if best_eq is None else min(best_eq, p_eq / w)
+    later = [n for n in sorted(weights) if n > (looks[-1] if looks else 0)]
+    return dict(p=best_p, p_equivalence=best_eq, looks=len(looks), look_n=look_n,
+                next_look=later[0] if later else None, weight_next=weights[later[0]] if later else None, first=max(int(first), 2), last=int(last),
+                method=SEQUENTIAL_METHOD)
+
+
 def finish(cmp, c, b, better, p_adjusted=None, p_equivalence_adjusted=None, alpha=ALPHA):
     """The verdict of one comparison (conclude's result `cmp`, updated and returned) from its
     p-values after the correction across the report (the raw ones for a family of one):
@@ -529,8 +599,10 @@ def finish(cmp, c, b, better, p_adjusted=None, p_equivalence_adjusted=None, alph
         margin = abs(b['mean']) * cmp['equivalence_margin_pct'] / 100.0 if b.get('mean') else None
         factor = (p_adj / cmp['p']) if (cmp.get('p') and p_adj) else 1.0
         eq_factor = (eq_adj / cmp['p_equivalence']) if (cmp.get('p_equivalence') and eq_adj) else 1.0
+        # a sequential comparison's next look may spend only its share of alpha
+        share = (cmp.get('sequential') or {}).get('weight_next') or 1.0
         if diff is not None:
-            need = repetitions_needed(diff, sd, margin, alpha / max(factor, 1.0), alpha / max(eq_factor, 1.0))
+            need = repetitions_needed(diff, sd, margin, share * alpha / max(factor, 1.0), share * alpha / max(eq_factor, 1.0))
             # what did not settle it at this n will not at this n: at least one more on each side
             cmp['repetitions_needed'] = None if need is None else max(need, c['n'] + 1, b['n'] + 1)
         if not cmp.get('reason'):
@@ -539,7 +611,7 @@ def finish(cmp, c, b, better, p_adjusted=None, p_equivalence_adjusted=None, alph
     return cmp
 
 
-def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, conclude_now=True):
+def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, conclude_now=True, robust=True):
     """Compare a candidate with its baseline (numbers, lists of repetitions or summaries).
 
     Returns delta_pct (candidate vs baseline, in % of the baseline mean), ci_pct ([low, high] of
@@ -549,6 +621,7 @@ def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, c
     equivalence_margin_pct, repetitions_needed (for inconclusive) and reason; significant
     (p < alpha; None when there is too little data to tell) and worse (True/False/None).
     conclude_now=False leaves the verdict out (None): a report concludes after its correction.
+    robust=False: no rank test or bootstrap for skewed data (conclude()).
     """
     c, b = as_summary(candidate, 'candidate'), as_summary(baseline, 'baseline')
     if better not in ('higher', 'lower'):
@@ -556,7 +629,7 @@ def compare(candidate, baseline, better='higher', alpha=ALPHA, margin_pct=5.0, c
     w = welch(c, b)
     bm = b['mean']
     ci_pct = [x / abs(bm) * 100.0 for x in w['ci']] if (w['ci'] and bm) else None
-    out = conclude(c, b, better, margin_pct, alpha)
+    out = conclude(c, b, better, margin_pct, alpha, robust)
     if conclude_now:
         select_test(out, 1, alpha)
         finish(out, c, b, better, alpha=alpha)

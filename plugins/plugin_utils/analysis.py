@@ -9,6 +9,7 @@ n is the number of repetitions (plugin_utils/measurements.py): the records of on
 
 from __future__ import annotations
 
+from ansible_collections.benchlab.bench.plugins.module_utils.inference import SEQUENTIAL_METHOD
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import cell_distributions
 from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import (
@@ -41,7 +42,7 @@ def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None, 
     for b in _collect(records):
         margins[b['name']] = margin_of(plan, b['benchmark'])
         bench, measured = _analyze_benchmark(b, list(plan_cells), plan.get('baseline'), plan.get('gates') or {},
-                                             baseline_by, margins[b['name']])
+                                             baseline_by, margins[b['name']], looks_of(plan, b['benchmark']))
         runs.extend(r for recs in measured.values() for r in recs)
         out.append(bench)
         all_measured.append(measured)
@@ -49,6 +50,8 @@ def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None, 
         steps.extend(step_aggregates(bench, measured))
     compare_steps(steps, out, margins)
     correction_part = conclude_report(out, steps, charted_metric, correction or plan.get('correction'))
+    if plan.get('rounds'):
+        correction_part['sequential'] = dict(budget_s=plan['rounds'].get('budget_s'), method=SEQUENTIAL_METHOD)
     # the traps read the verdicts: a cell "faster than its baseline" is one the corrected comparison calls better
     for bench, measured in zip(out, all_measured):
         _flag_cells(bench, measured, plan_cells, environment)
@@ -100,7 +103,19 @@ def _add_record(b, rec):
     b['metrics'].extend(m for m in rec['metrics'] if m not in b['metrics'])
 
 
-def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by, margin):
+def looks_of(plan, benchmark):
+    """(first, last) repetitions of a benchmark whose run looked at its comparisons to decide on
+    more rounds (the plan has `rounds`), else None: its comparisons take the sequential test."""
+    if not (plan or {}).get('rounds'):
+        return None
+    for b in plan.get('benchmarks') or []:
+        if isinstance(b, dict) and b.get('name') == benchmark:
+            reps = int(b.get('repetitions') or 1)
+            return reps, int((b.get('methodology') or {}).get('max_repetitions') or reps)
+    return None
+
+
+def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by, margin, looks=None):
     """(the benchmark's analysis, {cell: its measurements}): statistics per cell and metric, each
     cell compared with its baseline."""
     seen = list(b['cells'])
@@ -109,10 +124,10 @@ def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by, margin)
     gate = gates.get(b['benchmark']) if b['benchmark'] is not None else None
     cells, measured = [], {}
     for n in names:
-        cells.append(_cell(b, b['cells'][n], gate))
+        cells.append(_cell(b, b['cells'][n], gate, looks))
         measured[n] = cells[-1].pop('records')
     bases = baselines(cells, baseline, baseline_by)
-    _compare_cells(cells, bases, margin)
+    _compare_cells(cells, bases, margin, looks)
     primary = primary_metric(b['metrics'])
     bench = dict(name=b['name'], benchmark=b['benchmark'], tool=b['tool'], test=b['test'], tool_versions=b['tool_versions'],
                  baseline=baseline, metrics=[primary] + [m for m in b['metrics'] if m != primary], primary=primary,
@@ -122,7 +137,7 @@ def _analyze_benchmark(b, cell_order, plan_baseline, gates, baseline_by, margin)
     return bench, measured
 
 
-def _cell(b, c, gate):
+def _cell(b, c, gate, looks=None):
     """One cell's statistics over its measurements (records of one repetition are one measurement)."""
     recs = measurements(c['records'])
     kinds = [r['workers'] for r in recs if isinstance(r.get('workers'), dict)]
@@ -132,6 +147,8 @@ def _cell(b, c, gate):
     for m in b['metrics']:
         # a measurement whose concurrent runs did not run together has no value (not "too fast")
         have = [r for r in recs if m in r['metrics'] and NOT_TOGETHER not in (r.get('flags') or ())]
+        if looks:   # values in repetition order: a sequential comparison looks at the first n of each side
+            have.sort(key=lambda r: r['repetition'] if isinstance(r.get('repetition'), int) else 0)
         if not have:
             continue
         first = have[0]['metrics'][m]
@@ -202,7 +219,7 @@ def baselines(cells, baseline, baseline_by=None):
     return out
 
 
-def _compare_cells(cells, bases, margin):
+def _compare_cells(cells, bases, margin, looks=None):
     """Each cell's metrics compared with its own baseline's (delta, CI, the tests of the verdict;
     the verdict itself comes after the correction across the report, verdicts.conclude_report)."""
     by_name = dict((c['cell'], c) for c in cells)
@@ -215,7 +232,7 @@ def _compare_cells(cells, bases, margin):
             s.update(uncompared())
             if c['baseline'] or not ref or not s['n'] or not ref['n']:
                 continue
-            s.update(compared(s, ref, margin))
+            s.update(compared(s, ref, margin, looks))
 
 
 def _flag_cells(bench, measured, plan_cells, environment):

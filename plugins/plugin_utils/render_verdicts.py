@@ -92,6 +92,10 @@ def correction_lines(analysis):
         out.append('%s: %d comparison(s), %d with a p-value, corrected together (%s, α %.2g): %s' % (
             FAMILY_NAMES.get(fam['name'], fam['name']).capitalize(), fam['comparisons'], fam.get('tested', 0), method,
             part.get('alpha', 0.05), ', '.join('%d %s' % (counts.get(v, 0), v) for v in VERDICTS)))
+    seq = part.get('sequential')
+    if out and seq:
+        out.append('Sequential test (extra rounds went where a comparison could still be settled, budget %.0f s): %s'
+                   % (seq.get('budget_s') or 0, seq.get('method')))
     return out
 
 

@@ -21,12 +21,12 @@ tables hold; the report says how many each family had and which method corrected
 from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.inference import (
-    CORRECTIONS, MARGIN_PCT, VERDICTS, adjust, compare, finish, select_test)
+    CORRECTIONS, MARGIN_PCT, VERDICTS, adjust, compare, finish, select_test, sequential)
 from ansible_collections.benchlab.bench.plugins.module_utils.stats import ALPHA
 
 # What a concluded comparison carries (the metric's summary, an overview row, a pivot entry, a step).
 FIELDS = ('verdict', 'test', 'p', 'p_adjusted', 'p_equivalence', 'p_equivalence_adjusted', 'mde_pct',
-          'equivalence_margin_pct', 'repetitions_needed', 'reason', 'robust')
+          'equivalence_margin_pct', 'repetitions_needed', 'reason', 'robust', 'sequential')
 CORRECTION_DEFAULT = 'holm'
 FAMILIES = (('headline', 'the overview: each cell\'s main metric vs its baseline, and the aggregates of runs '
                          'started together'),
@@ -59,13 +59,21 @@ def margin_of(plan, benchmark):
     return MARGIN_PCT
 
 
-def compared(s, ref, margin):
+def compared(s, ref, margin, looks=None):
     """The fields a metric summary takes from its comparison with the baseline's summary `ref`
-    (before the correction across the report: the verdict comes with conclude_report)."""
-    cmp = compare(s, ref, better=s['better'], margin_pct=margin, conclude_now=False)
-    out = dict((k, cmp[k]) for k in ('delta_pct', 'ci_pct', 'slower_pct') + FIELDS)
+    (before the correction across the report: the verdict comes with conclude_report).
+
+    looks: (first, last) when the run decided how many repetitions to make by looking at the
+    comparisons (the rounds of plugin_utils/rounds.py): then p and p_equivalence are the
+    sequential test's (inference.sequential over the values in repetition order), Welch and TOST
+    alone, and `sequential` says how."""
+    cmp = compare(s, ref, better=s['better'], margin_pct=margin, conclude_now=False, robust=not looks)
+    out = dict((k, cmp.get(k)) for k in ('delta_pct', 'ci_pct', 'slower_pct') + FIELDS)
     out['significant'] = cmp['significant']
-    out.update(n_pair=cmp['n_pair'], welch=cmp.get('welch'))
+    out.update(n_pair=cmp['n_pair'], welch=cmp.get('welch'), sequential=None)
+    if looks and out['p'] is not None:
+        seq = sequential(s.get('values') or [], ref.get('values') or [], margin, looks[0], looks[1])
+        out.update(p=seq['p'], p_equivalence=seq['p_equivalence'], sequential=seq)
     return out
 
 
