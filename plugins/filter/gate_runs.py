@@ -51,21 +51,13 @@ _value:
   elements: dict
 '''
 
-from ansible.errors import AnsibleFilterError
-
+from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import more_runs
 from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import next_runs
 
 
 def gate_runs(plan, records, host, exclude=None):
-    if not isinstance(plan, dict) or 'runs' not in plan:
-        raise AnsibleFilterError('gate_runs: the input must be a plan from benchlab.bench.matrix_plan')
-    if not isinstance(records, list):
-        raise AnsibleFilterError('gate_runs: records must be a list, got %s' % type(records).__name__)
-    try:
-        skip = set(tuple(p) for p in exclude or [])
-        return [r for r in next_runs(plan, records, host) if (r['benchmark'], r['cell']) not in skip]
-    except (KeyError, TypeError) as e:
-        raise AnsibleFilterError('gate_runs: malformed plan or record: %s' % e)
+    return more_runs('gate_runs', plan, records, exclude, lambda skip: [
+        r for r in next_runs(plan, records, host) if (r['benchmark'], r['cell']) not in skip])
 
 
 class FilterModule(object):

@@ -68,7 +68,7 @@ def semantic_problems(matrix, inventory_hosts=None):
         m = effective_methodology(matrix, b)
         reps = effective_repetitions(matrix, b)
         where = 'bench_matrix.benchmarks[%d]' % i
-        for key in ('max_cv', 'target_ci_pct'):
+        for key in ('max_cv', 'target_ci_pct', 'budget_s'):
             if key in m and 'max_repetitions' not in m:
                 problems.append('%s: %s needs max_repetitions, the cap on the number of runs' % (where, key))
         if m.get('max_repetitions') is not None and m['max_repetitions'] < reps:
@@ -315,4 +315,7 @@ def expand_plan(matrix, inventory_hosts=None, host_labels=None):
     plan.update((k, matrix[k]) for k in ('pivot', 'baseline_by', 'correction') if matrix.get(k))
     if matrix.get('equivalence_margin_pct') is not None:
         plan['equivalence_margin_pct'] = matrix['equivalence_margin_pct']
+    budget = (matrix.get('methodology') or {}).get('budget_s')
+    if budget is not None:     # rounds driven by the comparisons (plugin_utils/rounds.py)
+        plan['rounds'] = dict(budget_s=float(budget))
     return plan

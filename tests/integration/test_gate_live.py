@@ -78,11 +78,13 @@ def throttle():
 
 
 class Noise(threading.Thread):
-    """Throttles the noisy device for every other fio run in it (the 1st, 3rd, ...)."""
+    """Throttles the noisy device for every other fio run in it (the 1st, 3rd, ...), or for the runs
+    `throttled(k)` says (k counts from 1)."""
 
-    def __init__(self, throttle, majmin, mountpoint):
+    def __init__(self, throttle, majmin, mountpoint, throttled=lambda k: k % 2 == 1):
         super().__init__(daemon=True)
         self.throttle, self.majmin, self.mountpoint = throttle, majmin, mountpoint
+        self.pattern = throttled
         self.stop = threading.Event()
         self.runs = 0
         self.throttled = []
@@ -98,7 +100,7 @@ class Noise(threading.Thread):
             # fio forks a job process: a run is a new fio whose parent is not a fio we know
             if new and not (pids & seen):
                 self.runs += 1
-                throttle = self.runs % 2 == 1
+                throttle = self.pattern(self.runs)
                 self.limit(THROTTLED_IOPS if throttle else QUIET_IOPS)
                 self.throttled.append(throttle)
             seen = pids
@@ -106,22 +108,27 @@ class Noise(threading.Thread):
         self.limit(0)
 
 
-def test_noisy_cell_runs_to_the_cap_and_is_flagged(tmp_path, env, devices, throttle):
-    (quiet, _q), (noisy, noisy_dev) = devices['quiet'], devices['noisy']
-    matrix = {'bench_matrix': {
-        'name': 'gate-live', 'repetitions': 3, 'baseline': 'quiet',
-        'methodology': {'max_cv': 0.5, 'max_repetitions': MAX_REPS, 'cooldown_s': 0, 'quiesce': False},
-        'cells': [{'name': 'quiet', 'host': 'localhost', 'path': quiet, 'labels': {'storage': 'loop-shm'}},
-                  {'name': 'noisy', 'host': 'localhost', 'path': noisy, 'labels': {'storage': 'loop-shm-throttled'}}],
+def two_cells(name, devices, methodology, runtime):
+    """The matrix of both tests: fio random reads, 3 repetitions, in the quiet cell (the baseline)
+    and the noisy one, with these methodology keys."""
+    return {'bench_matrix': {
+        'name': name, 'repetitions': 3, 'baseline': 'quiet',
+        'methodology': dict(methodology, cooldown_s=0, quiesce=False),
+        'cells': [{'name': 'quiet', 'host': 'localhost', 'path': devices['quiet'][0], 'labels': {'storage': 'loop-shm'}},
+                  {'name': 'noisy', 'host': 'localhost', 'path': devices['noisy'][0],
+                   'labels': {'storage': 'loop-shm-throttled'}}],
         'benchmarks': [{'name': 'fio-randread', 'tool': 'fio',
-                        'params': {'rw': 'randread', 'bs': '4k', 'size': '16M', 'runtime': 2, 'time_based': True,
+                        'params': {'rw': 'randread', 'bs': '4k', 'size': '16M', 'runtime': runtime, 'time_based': True,
                                    'direct': True}}]}}
+
+
+def run_throttled(tmp_path, env, throttle, devices, noise, matrix):
+    """bench.yml over `matrix` inside the throttle's cgroup, the quiet device at QUIET_IOPS and the
+    noise running: (the finished process, results.json, results.jsonl records, the run directory)."""
     (tmp_path / 'matrix.yml').write_text(yaml.safe_dump(matrix))
-    noise = Noise(throttle, noisy_dev, noisy)
     throttle.limit(devices['quiet'][1], riops=QUIET_IOPS)
     noise.limit(QUIET_IOPS)
     noise.start()
-
     # the shell joins the cgroup, then becomes ansible-playbook: every process it starts is inside
     argv = throttle.wrap([BIN / 'ansible-playbook', 'playbooks/bench.yml', '-i', 'inventories/local',
                           '-e', '@%s' % (tmp_path / 'matrix.yml'), '-e', 'bench_install_tools=false'])
@@ -133,6 +140,14 @@ def test_noisy_cell_runs_to_the_cap_and_is_flagged(tmp_path, env, devices, throt
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (run_dir,) = run_dirs(tmp_path / 'runs')
     results, jsonl = load_run(run_dir)
+    return proc, results, jsonl, run_dir
+
+
+def test_noisy_cell_runs_to_the_cap_and_is_flagged(tmp_path, env, devices, throttle):
+    noisy, noisy_dev = devices['noisy']
+    matrix = two_cells('gate-live', devices, {'max_cv': 0.5, 'max_repetitions': MAX_REPS}, runtime=2)
+    noise = Noise(throttle, noisy_dev, noisy)
+    _proc, results, jsonl, run_dir = run_throttled(tmp_path, env, throttle, devices, noise, matrix)
     (bench,) = results['analysis']['benchmarks']
     cells = {c['cell']: c for c in bench['cells']}
     per_cell = {name: [r for r in jsonl if r['labels']['cell'] == name] for name in ('quiet', 'noisy')}
@@ -160,3 +175,40 @@ def test_noisy_cell_runs_to_the_cap_and_is_flagged(tmp_path, env, devices, throt
     assert quiet_gate['met'] is True and quiet_gate['cv'] <= 0.5
     assert 'gate_not_met' not in [f['code'] for f in cells['quiet']['flags']]
     assert '`gate_not_met`' in (run_dir / 'report.md').read_text()
+
+
+ROUND_CAP = 12
+
+
+def test_rounds_go_to_the_unsettled_comparison_and_stop_at_its_verdict(tmp_path, env, devices, throttle):
+    """methodology.budget_s, live: the noisy cell's runs are throttled except its 3rd, so its
+    comparison with the quiet cell cannot be settled at the planned 3 runs (Welch's t is 2.0 whatever
+    the rates); the round brings both cells to the sequential test's next look, 6 runs, where the
+    noisy cell is worse (t 5.0). Judged by what the run printed and recorded: one round, to the look
+    at 6; every run it asked for is a record and nothing else was added; the verdict is the
+    sequential test's at that look."""
+    noisy, noisy_dev = devices['noisy']
+    matrix = two_cells('rounds-live', devices, {'budget_s': 900, 'max_repetitions': ROUND_CAP}, runtime=1)
+    noise = Noise(throttle, noisy_dev, noisy, throttled=lambda k: k != 3)
+    proc, results, jsonl, run_dir = run_throttled(tmp_path, env, throttle, devices, noise, matrix)
+    per_cell = {name: sorted(r['repetition'] for r in jsonl if r['labels']['cell'] == name) for name in ('quiet', 'noisy')}
+    # the noise happened as designed: every noisy run throttled but the 3rd
+    iops = [r['metrics']['read_iops']['value'] for r in sorted(jsonl, key=lambda r: r['repetition'])
+            if r['labels']['cell'] == 'noisy']
+    assert noise.throttled == [k != 3 for k in range(1, len(iops) + 1)]
+    assert [v > QUIET_IOPS / 2 for v in iops] == [k == 3 for k in range(1, len(iops) + 1)], iops
+
+    # what the rounds printed: one round, to the look at 6, and then no further one
+    planned = [line for line in proc.stdout.splitlines() if 'run  fio-randread noisy vs quiet' in line]
+    assert len(planned) == 1 and 'to the look at 6: 3 more of noisy, 3 more of quiet' in planned[0], proc.stdout[-3000:]
+    assert 'no further round: 1 of 1 comparisons concluded' in proc.stdout
+    # every repetition 1..6 exactly once per cell: the round's six runs and nothing else
+    assert per_cell['noisy'] == per_cell['quiet'] == [1, 2, 3, 4, 5, 6]
+
+    (row,) = results['analysis']['overview']
+    seq = row['sequential']
+    assert results['analysis']['correction']['sequential']['budget_s'] == 900
+    assert (seq['first'], seq['last'], seq['look_n'], seq['looks']) == (3, ROUND_CAP, 6, 2), seq
+    # worse at the look at 6: its p divided by that look's share is below alpha
+    assert row['verdict'] == 'worse' and row['p_adjusted'] < 0.05, row
+    assert 'Sequential test' in (run_dir / 'report.md').read_text()
