@@ -19,6 +19,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import
     ADDITIVE_UNITS, TOGETHER_MIN, duplicate_flag, measurements, together)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import (
     SUBTEST_LABELS, benchmark_of, cell_of, counted, primary_metric, table_name)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.spread import RUN_OVERHEAD_S, noise_of, run_costs, settle_s
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import NOT_TOGETHER, cell_flags, trap_rates, zero_elision_flag
 from ansible_collections.benchlab.bench.plugins.plugin_utils.verdicts import (
     FIELDS as VERDICT_FIELDS, brief_verdict, compare_steps, compared, conclude_report, margin_of, uncompared)
@@ -56,7 +57,9 @@ def analyze(records, plan=None, environment=None, pivot=None, baseline_by=None, 
     for bench, measured in zip(out, all_measured):
         _flag_cells(bench, measured, plan_cells, environment)
     _flag_zero_elision(out, keys)
-    return dict(benchmarks=out, baseline_by=baseline_by or None, overview=overview(out), steps=steps,
+    rows = overview(out)
+    name_noise(rows, out, all_measured, plan)
+    return dict(benchmarks=out, baseline_by=baseline_by or None, overview=rows, steps=steps,
                 pivots=(pivots(out, pivot) if pivot else []) + sweeps(out), traps=trap_rates(runs) + evidence_rates(runs),
                 correction=correction_part)
 
@@ -303,6 +306,35 @@ def overview(benchmarks):
             row.update((k, s.get(k)) for k in VERDICT_FIELDS)
             rows.append(row)
     return rows
+
+
+def name_noise(rows, benchmarks, measured, plan):
+    """Each inconclusive overview row gets `noise`: where its spread comes from (spread.noise_of) and
+    settle_s, what the repetitions it needs would cost (runs of each side at their measured
+    duration, cooldown and the usual overhead; None when out of reach)."""
+    by_name = dict((b['name'], (b, m)) for b, m in zip(benchmarks, measured))
+    records = [r for m in measured for recs in m.values() for r in recs]
+    cost = run_costs(plan, records) if (plan or {}).get('benchmarks') else {}
+    for row in rows:
+        row['noise'] = None
+        if row.get('verdict') != 'inconclusive' or row['benchmark'] not in by_name:
+            continue
+        b, m = by_name[row['benchmark']]
+        noise = noise_of(row['cell'], m.get(row['cell']) or [], row['baseline'], m.get(row['baseline']) or [], row['metric'])
+        if noise is None:
+            continue
+        bench = b['benchmark']
+        n_base = next((c['metrics'][row['metric']]['n'] for c in b['cells'] if c['cell'] == row['baseline']), row['n'])
+        noise['settle_s'] = settle_s(row.get('repetitions_needed'), row['n'], n_base,
+                                     cost.get((bench, row['cell']), _run_s(m.get(row['cell']))),
+                                     cost.get((bench, row['baseline']), _run_s(m.get(row['baseline']))))
+        row['noise'] = noise
+
+
+def _run_s(records):
+    """What one more run costs without a plan: the records' mean duration and the usual overhead."""
+    durations = [float(r.get('duration_s') or 0.0) for r in records or []]
+    return (sum(durations) / len(durations) if durations else 0.0) + RUN_OVERHEAD_S
 
 
 def _brief(s):

@@ -19,7 +19,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.units import format
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
 from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import INTERVAL_PERCENTILES, PERCENTILES, percentile_name
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_verdicts import (
-    LEGEND, correction_lines, detectable_text, fmt_pct, test_text, verdict_kind, verdict_text)
+    LEGEND, correction_lines, detectable_text, fmt_pct, settle_text, test_text, verdict_kind, verdict_text)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import explanation, title
 
@@ -614,6 +614,11 @@ def _md_overview(rows):
             _md(r['benchmark']), _md(r['cell']), _md(r['baseline']), _md(r['metric']), fmt_delta(r['delta_pct']),
             fmt_ci_pct(r), plot, verdict, fmt_pct(r.get('mde_pct')), _md(test_text(r)) or '—',
             _md(r.get('explained') or '—')))
+    noisy = [r for r in rows if r.get('noise')]
+    if noisy:
+        out += ['', 'Where the spread of the inconclusive rows comes from, and what settling them would take:', '']
+        out += ['- %s · %s: %s; %s.' % (_md(r['benchmark']), _md(r['cell']), _md(r['noise']['text']), settle_text(r))
+                for r in noisy]
     return out + ['']
 
 

@@ -21,7 +21,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
     ci_half, fmt_ci_pct, fmt_delta, fmt_num, forest_kind, forest_scale, printable, report_contents, sig_mark)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import CSS as CDF_CSS, cdf_chart, cdf_pairs
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_verdicts import (
-    detectable_text, fmt_pct, test_text, verdict_text)
+    detectable_text, fmt_pct, settle_text, test_text, verdict_text)
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --base: #8c959f; --bar: #3b6fb6;
@@ -233,6 +233,13 @@ def render_html(analysis, meta, environment=None, plan=None, series=None):
                    'could detect.</p>')
         out.append(forest(k['overview']))
         out.extend(explain_html.overview_list(k['overview']))
+        noisy = [r for r in k['overview'] if r.get('noise')]
+        if noisy:
+            out.append('<p>Where the spread of the inconclusive rows comes from, and what settling them would take:</p>'
+                       '<ul class="noise" id="overview-noise">%s</ul>' % ''.join(
+                           '<li><strong>%s · %s</strong>: %s; %s.</li>' % (
+                               _e(r['benchmark']), _e(r['cell']), _e(r['noise']['text']), _e(settle_text(r)))
+                           for r in noisy))
         out.append('</section>')
     out.extend(_html_views(k))
     out.extend(_html_environment(k['environment']))

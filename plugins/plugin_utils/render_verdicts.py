@@ -44,6 +44,18 @@ def _verdict_only(s):
     return head if s.get('p') is None else head + ', out of reach'
 
 
+def settle_text(row):
+    """What settling an inconclusive overview row would take: `settles with 14 per side, about 90 s of
+    runs more` (noise.settle_s), or that no number of runs would at this spread."""
+    need = row.get('repetitions_needed')
+    cost = (row.get('noise') or {}).get('settle_s')
+    if not need:
+        return 'no number of repetitions would settle it at this spread'
+    if cost is None:
+        return 'settles with %d per side' % need
+    return 'settles with %d per side, about %.0f s of runs more' % (need, cost)
+
+
 def _margin(s):
     m = s.get('equivalence_margin_pct')
     return 'n/a' if m is None else '%.4g%%' % m

@@ -18,12 +18,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.inference import look_weights
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, charted_metric
-from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import counted
-
-# Seconds a run costs beyond its tool and cooldown (the task, the transfer, the observer) until the
-# run has measured its own rounds: the estimate of the first round only.
-RUN_OVERHEAD_S = 3.0
-
+from ansible_collections.benchlab.bench.plugins.plugin_utils.spread import run_costs, settle_s
 
 def at_look(need, seq):
     """The repetitions per side a comparison needs, rounded up to the sequential test's next look at
@@ -87,8 +82,7 @@ def decide(items, cost, budget_left_s):
         if cap is not None and need > cap:
             lines.append('stop %s: needs %d per side, the cap (max_repetitions) is %d' % (it['key'], need, cap))
             continue
-        short = [(cell, need - n) for cell, n in ((it['cell'], nc), (it['baseline'], nb)) if need > n]
-        seconds = sum(k * cost[(it['bench'], cell)] for cell, k in short)
+        seconds = settle_s(need, nc, nb, cost[(it['bench'], it['cell'])], cost[(it['bench'], it['baseline'])])
         if seconds > budget_left_s:
             lines.append('stop %s: needs %d per side, about %.0f s; %.0f s of the budget left'
                          % (it['key'], need, seconds, budget_left_s))
@@ -125,27 +119,6 @@ def decide(items, cost, budget_left_s):
         lines.append('this round: %d run(s), about %.0f s; %.0f s of the budget left before it'
                      % (sum(k for _b, _c, k in runs), spent, budget_left_s))
     return runs, lines
-
-
-def run_costs(plan, records, spent_s=0.0, runs_done=0):
-    """{(bench, cell): seconds one more run costs}: the mean duration of its counted records, its
-    cooldown and the overhead a run pays beyond them (measured from the rounds so far: their wall
-    time over their runs minus the mean tool time; RUN_OVERHEAD_S before any)."""
-    cooldown = dict((b['name'], float(b['methodology'].get('cooldown_s') or 0)) for b in plan['benchmarks'])
-    seen = {}
-    for r in records:
-        labels = r.get('labels') or {}
-        if counted(r) and labels.get('benchmark') in cooldown:
-            seen.setdefault((labels['benchmark'], labels.get('cell')), []).append(float(r.get('duration_s') or 0.0))
-    tool = dict((k, sum(v) / len(v) + cooldown[k[0]]) for k, v in seen.items())
-    overhead = RUN_OVERHEAD_S
-    if runs_done and tool:
-        overhead = max(0.0, spent_s / runs_done - sum(tool.values()) / len(tool))
-    cost = {}
-    for b in plan['benchmarks']:
-        for cell in b['cells']:
-            cost[(b['name'], cell)] = tool.get((b['name'], cell), cooldown[b['name']]) + overhead
-    return cost
 
 
 def next_round(plan, records, budget_left_s, spent_s=0.0, runs_done=0, exclude=()):
