@@ -63,6 +63,7 @@ def smallest(matrix):
     """One repetition, no cool-down, tiny sizes; a client sweep keeps its first two counts."""
     m = dict(matrix, repetitions=1)
     m['methodology'] = dict(m.get('methodology') or {}, cooldown_s=0)
+    m['methodology'].pop('budget_s', None)     # one repetition each: no extra rounds (test_gate_live.py runs them)
     benchmarks = []
     for b in m['benchmarks']:
         params = dict(b.get('params') or {}, **SMALLEST[b['tool']])
