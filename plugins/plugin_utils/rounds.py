@@ -20,6 +20,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.inference import lo
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, charted_metric
 from ansible_collections.benchlab.bench.plugins.plugin_utils.spread import run_costs, settle_s
 
+
 def at_look(need, seq):
     """The repetitions per side a comparison needs, rounded up to the sequential test's next look at
     or beyond them (it is tested there only); `need` beyond the last look stays as it is."""

@@ -56,7 +56,9 @@ def test_a_device_whose_latency_varied_and_the_metric_followed_it():
 def test_otherwise_the_tools_own_variation():
     cell = [rec('ct', i + 1, v) for i, v in enumerate([100.0, 80.0, 95.0, 85.0])]
     n = noise_of('ct', cell, 'base', BASE, 'throughput')
-    assert n['source'] == 'tool' and n['text'].startswith("the tool's own variation: the spread of ct is 10.1%; no run was disturbed, the latency of vda did not follow it")
+    assert n['source'] == 'tool'
+    assert n['text'].startswith("the tool's own variation: the spread of ct is 10.1%; no run was disturbed, "
+                                "the latency of vda did not follow it"), n['text']
     # the noisier side names the source, whichever it is
     quiet_cell = [rec('ct', i + 1, v) for i, v in enumerate([100.0, 100.2, 99.9, 100.1])]
     wild_base = [rec('base', i + 1, v) for i, v in enumerate([100.0, 70.0, 120.0, 90.0])]
