@@ -44,13 +44,18 @@ newer one or a database without the mark is refused untouched.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history_pg import PostgresStore, check_url
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history_sqlite import SqliteStore
 from ansible_collections.benchlab.bench.plugins.plugin_utils.history_store import (
-    _KEYWORD_AT, _URL, OFF, PG_HINT, HistoryError, MissingHistory, check_conninfo, conninfo_keywords, controller_fingerprint,
-    is_postgres, shown)
+    PG_HINT, HistoryError, MissingHistory, check_conninfo, conninfo_keywords, controller_fingerprint,
+    is_postgres, keywords_at, shown)
+
+# history_db values that mean "no history"
+OFF = ('off', 'none', 'false', 'no', 'disabled')
+_URL = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://')
 
 
 # -- where ---------------------------------------------------------------------------------------
@@ -68,8 +73,8 @@ def _check_path(value):
     """The absolute path of a SQLite history, when `value` looks like one: a path ending in a file
     name that holds no connection keyword (a mistyped connection string would otherwise become a
     file whose name carries a password). HistoryError that does not repeat the value otherwise."""
-    if _KEYWORD_AT.search(value):
-        found = sorted(set(k.lower() for k in _KEYWORD_AT.findall(value)))
+    found = keywords_at(value)
+    if found:
         raise HistoryError('history_db is neither a PostgreSQL location nor a file path: it holds %s like a libpq '
                            'connection string but is not one (an unknown keyword, or a quote or a space out of '
                            'place); the value is not repeated here, as it may hold a password. A shared history is '

@@ -17,9 +17,7 @@ import socket
 import zlib
 
 SCHEMA_VERSION = 3
-OFF = ('off', 'none', 'false', 'no', 'disabled')
 PG_SCHEMES = ('postgresql', 'postgres')
-_URL = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://')
 PG_HINT = ('history_db=postgresql://USER@HOST:5432/DBNAME (BENCHLAB_HISTORY_DB; the password from '
            'PGPASSWORD, ~/.pgpass or a service file)')
 
@@ -77,6 +75,12 @@ def conninfo_keywords(value):
     return keys
 
 
+def keywords_at(value):
+    """The libpq connection keywords written as `keyword=` anywhere in value, lower-cased and sorted
+    ([] when none): a path holding one is a mistyped connection string, never a file name."""
+    return sorted(set(k.lower() for k in _KEYWORD_AT.findall(value)))
+
+
 def is_postgres(location):
     """True when the location is a PostgreSQL URL (postgresql:// or postgres://) or a libpq
     connection string."""
@@ -92,8 +96,7 @@ def check_conninfo(value, keys):
     if len(_KEYWORD_AT.findall(value)) != len(keys):  # 'host=db,password=...': a keyword inside a value
         raise HistoryError('history_db looks like a PostgreSQL connection string with a keyword inside a value (%s); '
                            'the value is not repeated here, as it may hold a password: separate keyword=value pairs '
-                           'with spaces and quote values that hold one' % ', '.join(
-                               sorted(set('%s=' % k.lower() for k in _KEYWORD_AT.findall(value)))))
+                           'with spaces and quote values that hold one' % ', '.join('%s=' % k for k in keywords_at(value)))
     secret = [k for k in keys if k in SECRET_KEYWORDS]
     if secret:
         raise HistoryError('history_db is a PostgreSQL connection string (%s) with %s in it: refused (history_db is '
