@@ -150,13 +150,21 @@ def record_tool(matrix_tool_name):
     return entry_['records'][0] if entry_ else matrix_tool_name
 
 
+@functools.lru_cache(maxsize=1)
+def _matrix_tools():
+    """{record tool name: matrix tool}, the first unit in table order that names it (built once:
+    the analysis asks for every record, several times)."""
+    out = {}
+    for tool, entry_ in table().items():
+        for rec in entry_['records']:
+            out.setdefault(rec, tool)
+    return out
+
+
 def matrix_tool(record_tool_name):
     """'bonnie++' -> 'bonnie', 'sysbench' -> 'sysbench_fileio', 'iperf3' -> 'iperf'; any other name
     unchanged."""
-    for tool, entry_ in table().items():
-        if record_tool_name in entry_['records']:
-            return tool
-    return record_tool_name
+    return _matrix_tools().get(record_tool_name, record_tool_name)
 
 
 def record_direction(record):
