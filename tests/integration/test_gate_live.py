@@ -1,5 +1,6 @@
-"""The variance gate, live: a cell made noisy on purpose runs to the cap and is flagged; a quiet
-cell stops at the default count.
+"""The variance gate and the rounds driven by the comparisons, live: a cell made noisy on purpose
+runs to the cap and is flagged while a quiet cell stops at the default count; with budget_s, the
+noisy cell's comparison gets a round to the sequential test's next look and concludes there.
 
 Two small ext4 filesystems on loop devices whose images live in /dev/shm, so reading them costs
 memory speed and does not depend on this VM's disk. The playbook runs inside a cgroup of the test's
