@@ -17,16 +17,17 @@ TARGET_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, UNSA
 
 # Verdicts from the evidence of a run's observation (the record's `observed`, module_utils/observe.py),
 # decided on the controller per run (plugin_utils/explain.py) and per cell:
-WRITES_ELIDED = 'writes_elided'          # the layers below got < 0.5 of the bytes the tool wrote
-WRITE_AMPLIFIED = 'write_amplified'      # ... more than 1.5 times them
-SERVED_FROM_CACHE = 'served_from_cache'  # a read whose devices delivered < 1/10 of the bytes read
+WRITES_ELIDED = 'writes_elided'          # the bottom layer got < 0.5 of the bytes the tool wrote, none pending
+WRITE_AMPLIFIED = 'write_amplified'      # the first device got more than 1.5 times them
+NOT_DURABLE = 'not_durable'              # the tool's sync returned with < 0.9 of them on the bottom layer
+SERVED_FROM_CACHE = 'served_from_cache'  # a read whose bottom layer delivered < 0.5 of the bytes read
 DEVICE_BOUND = 'device_bound'            # a device layer >= 90 % busy
 CPU_BOUND = 'cpu_bound'                  # a core >= 90 % busy with the tool, or all cores (bonnie++ per-char too)
 LINK_BOUND = 'link_bound'                # an interface at >= 90 % of its known speed or shaping rate
 STEAL = 'steal'                          # >= 5 % of the CPU time stolen by the hypervisor
 HOST_BUSY = 'host_busy'                  # the hypervisor host busy with other work (host-side observation)
 
-EVIDENCE_CODES = (WRITES_ELIDED, WRITE_AMPLIFIED, SERVED_FROM_CACHE, DEVICE_BOUND, CPU_BOUND, LINK_BOUND, STEAL,
+EVIDENCE_CODES = (WRITES_ELIDED, WRITE_AMPLIFIED, NOT_DURABLE, SERVED_FROM_CACHE, DEVICE_BOUND, CPU_BOUND, LINK_BOUND, STEAL,
                   HOST_BUSY)
 
 # fio options that make the written data zeros, a fixed pattern or compressible/dedupable blocks.

@@ -36,13 +36,15 @@ import statistics
 
 from ansible_collections.benchlab.bench.plugins.module_utils.observe import SATURATED_PCT, limited_by, link_util
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
-    CPU_BOUND, DEVICE_BOUND, EVIDENCE_CODES, HOST_BUSY, LINK_BOUND, SERVED_FROM_CACHE, STEAL, WRITE_AMPLIFIED,
-    WRITES_ELIDED)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_direction
+    CPU_BOUND, DEVICE_BOUND, EVIDENCE_CODES, HOST_BUSY, LINK_BOUND, NOT_DURABLE, SERVED_FROM_CACHE, STEAL,
+    WRITE_AMPLIFIED, WRITES_ELIDED)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.layerpath import (
+    DURABLE_SHARE, STOPPED_BELOW, judge, layers_of, pending_at, stop_text, mb as stop_mb)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_direction, record_synced
 
-ELIDED_BELOW = 0.5
+ELIDED_BELOW = STOPPED_BELOW
 AMPLIFIED_ABOVE = 1.5
-CACHE_BELOW = 0.1
+CACHE_BELOW = 0.1               # a tool that wrote this share of what it read made no pure read
 STEAL_PCT = 5.0
 MIN_BYTES = 1024 * 1024          # below this the tool moved too little to judge bytes per byte
 NOT_OBSERVED = 'not observed'
@@ -162,23 +164,21 @@ def run_verdicts(rec):
     w, r = _figures(rec)
     if w:
         written, dev, reached = w
+        out.extend(_write_path_verdicts(rec, obs, written))
         ratio = reached / float(written)
-        if ratio < ELIDED_BELOW and reached + _pending(obs) < ELIDED_BELOW * written:
-            out.append(_verdict(WRITES_ELIDED, '%s bytes reached %s per byte written: the storage skipped or '
-                                               'compressed them' % (_fmt(ratio), dev['name']), ratio, 'bytes/byte',
-                                dev['name']))
-        elif ratio > AMPLIFIED_ABOVE and reached - _pending(obs, at_start=True) > AMPLIFIED_ABOVE * written:
+        if ratio > AMPLIFIED_ABOVE and reached - _pending(obs, at_start=True) > AMPLIFIED_ABOVE * written:
             # (not when the excess may be older dirty data the kernel flushed during the window: a
             # tool that does not sync, such as bzip2 writing its output after its input was made)
             out.append(_verdict(WRITE_AMPLIFIED, '%s bytes reached %s per byte written (%.1fx: journal, meta-data, '
                                                  'allocation or RAID)' % (_fmt(ratio), dev['name'], ratio),
                                 ratio, 'bytes/byte', dev['name']))
     if r:
-        read, dev, delivered = r
-        ratio = delivered / float(read)
-        if ratio < CACHE_BELOW:
-            out.append(_verdict(SERVED_FROM_CACHE, '%s bytes came from %s per byte read: served from the page cache'
-                                % (_fmt(ratio), dev['name']), ratio, 'bytes/byte', dev['name']))
+        judged = judge(obs, 'read', r[0])
+        if judged and judged['ratio'] < STOPPED_BELOW:
+            name, share, at = stop_text(judged)
+            held = (judged['stopped'] or {}).get('held_by') or 'caches above %s' % name
+            out.append(_verdict(SERVED_FROM_CACHE, '%s came from %s: served by %s' % (share, at, held),
+                                judged['ratio'], 'bytes/byte', name))
     busy = [d for d in obs.get('devices') or [] if (d.get('util_pct_mean') or 0) >= SATURATED_PCT]
     if busy:
         d = max(busy, key=lambda x: (x.get('layer', 0), x['util_pct_mean']))
@@ -211,6 +211,28 @@ def run_verdicts(rec):
     if host:
         out.append(host)
     return out
+
+
+def _write_path_verdicts(rec, obs, written):
+    """writes_elided or not_durable, decided at the bottom of the layers (layerpath.judge): the bottom
+    got less than half of the bytes written and nothing waits above it (skipped or compressed, named
+    where they stopped); or the tool synced (its unit's ``synced``) and the sync returned with less than
+    nine tenths of them on the bottom, the rest waiting in a cache above it."""
+    judged = judge(obs, 'write', written)
+    if not judged:
+        return []
+    name, share, at = stop_text(judged)
+    stopped = judged['stopped'] or {}
+    pending = pending_at(obs, stopped.get('where') or judged['bottom_where'])
+    reached = judged['layers'][-1]['bytes']
+    if judged['ratio'] < ELIDED_BELOW and reached + pending < ELIDED_BELOW * written:
+        return [_verdict(WRITES_ELIDED, '%s reached %s: the storage skipped or compressed them' % (share, at),
+                         judged['ratio'], 'bytes/byte', name)]
+    if judged['ratio'] < DURABLE_SHARE and pending >= 0.5 * (written - reached) and record_synced(rec):
+        held = stopped.get('held_by') or 'a cache above %s' % judged['bottom']
+        return [_verdict(NOT_DURABLE, 'the sync returned with %s of %s MB on %s: %s holds the rest' % (
+            stop_mb(reached), stop_mb(written), judged['bottom'], held), judged['ratio'], 'bytes/byte', name)]
+    return []
 
 
 def _guest_bytes(obs, host):
@@ -316,7 +338,8 @@ def evidence_rates(runs):
 
 # The evidence columns of results.csv (one value each per record; empty without an observation).
 CSV_COLUMNS = ('limited_by', 'limited_by_pct', 'device', 'device_util_pct', 'bytes_per_byte_written',
-               'bytes_per_byte_read', 'cpu_busy_pct', 'tool_cpu_pct', 'steal_pct', 'evidence', 'host_cpu_s_per_gb')
+               'bytes_per_byte_read', 'bottom_device', 'bottom_bytes_per_byte', 'cpu_busy_pct', 'tool_cpu_pct',
+               'steal_pct', 'evidence', 'host_cpu_s_per_gb')
 
 
 def record_figures(rec):
@@ -328,9 +351,14 @@ def record_figures(rec):
     dev = _first_device(obs) or {}
     w, r = _figures(rec)
     cpu = obs.get('cpu') or {}
+    judged = judge(obs, 'write', w[0]) if w else judge(obs, 'read', r[0]) if r else None
+    bottom = judged['layers'][-1] if judged else {}
     return ('%s %s' % (lim['resource'], lim['name']) if lim else None, lim.get('figure'), dev.get('name'),
             dev.get('util_pct_mean'), round(w[2] / float(w[0]), 4) if w else None,
-            round(r[2] / float(r[0]), 4) if r else None, cpu.get('busy_pct_mean'), cpu.get('tool_cpu_pct'),
+            round(r[2] / float(r[0]), 4) if r else None,
+            ('%s:%s' % (bottom['where'], bottom['name']) if bottom.get('where') not in (None, 'target')
+             else bottom.get('name')), bottom.get('of_tool'),
+            cpu.get('busy_pct_mean'), cpu.get('tool_cpu_pct'),
             cpu.get('steal_pct'), ' '.join(v['code'] for v in run_verdicts(rec)) or None,
             (host_cost(rec) or {}).get('cpu_s_per_gb'))
 
@@ -359,16 +387,38 @@ def cell_limiter(records):
 
 
 def _bytes_line(records, kind):
+    """The median bytes per byte of the tool on the first device (`ratio`, `device`) and, where a run's
+    bytes went through more than one layer, on each of them (`layers`: [{name, where, ratio}], top
+    down, layerpath.judge)."""
     if kind == 'link':
         figs = [link_figures(r) for r in records]
     else:
         figs = [_figures(r)[0 if kind == 'write' else 1] for r in records]
-    figs = [f for f in figs if f]
-    if not figs:
+    pairs = [(r, f) for r, f in zip(records, figs) if f]
+    if not pairs:
         return None
-    ratio = _median([reached / float(total) for total, _dev, reached in figs])
-    dev = figs[0][1] if kind == 'link' else figs[0][1]['name']
-    return {'ratio': round(ratio, 4), 'interface' if kind == 'link' else 'device': dev, 'runs': len(figs)}
+    ratio = _median([reached / float(total) for _r, (total, _dev, reached) in pairs])
+    if kind == 'link':
+        return {'ratio': round(ratio, 4), 'interface': pairs[0][1][1], 'runs': len(pairs)}
+    out = {'ratio': round(ratio, 4), 'device': pairs[0][1][1]['name'], 'runs': len(pairs)}
+    per_layer = {}
+    for r, (total, _dev, _reached) in pairs:
+        for layer in (judge(r['observed'], kind, total) or {}).get('layers') or []:
+            per_layer.setdefault((layer['name'], layer['where']), []).append(layer['of_tool'])
+    if len(per_layer) > 1:
+        out['layers'] = [{'name': name, 'where': where, 'ratio': round(_median(v), 4)}
+                         for (name, where), v in per_layer.items()]
+    return out
+
+
+def _ratio_text(fig, kind):
+    """'1.00 byte on loop0, 0.11 on vda per byte written' (each layer's median bytes per byte)."""
+    prep = 'on' if kind == 'write' else 'from'
+    first = '%s %s %s %s' % (_fmt(fig['ratio']), 'byte' if round(fig['ratio'], 2) == 1 else 'bytes', prep,
+                             fig['device'])
+    below = ['%s %s %s%s' % (_fmt(l['ratio']), prep, 'the host\'s ' if l['where'] != 'target' else '', l['name'])
+             for l in (fig.get('layers') or [])[1:]]
+    return ', '.join([first] + below) + ' per byte %s' % ('written' if kind == 'write' else 'read')
 
 
 def explain_cell(records, has_bonnie_cpu=False):
@@ -449,10 +499,11 @@ def _line(limiter, written, read, per_code, n, cost=None, link=None):
     if limiter:
         parts.append(_limiter_text(limiter))
     if written:
-        text = '%s %s on %s per byte written' % (_fmt(written['ratio']), 'byte' if round(written['ratio'], 2) == 1
-                                                 else 'bytes', written['device'])
+        text = _ratio_text(written, 'write')
         if WRITES_ELIDED in per_code:
-            text += ': writes elided'
+            text += ': writes elided' + _at(per_code[WRITES_ELIDED], written)
+        elif NOT_DURABLE in per_code:
+            text += ': not durable' + _at(per_code[NOT_DURABLE], written)
         elif WRITE_AMPLIFIED in per_code:
             text += ': write amplified'
         parts.append(text)
@@ -460,10 +511,9 @@ def _line(limiter, written, read, per_code, n, cost=None, link=None):
         parts.append('%s %s over %s toward the DRBD peer per byte written' % (
             _fmt(link['ratio']), 'byte' if round(link['ratio'], 2) == 1 else 'bytes', link['interface']))
     if read:
-        text = '%s %s from %s per byte read' % (_fmt(read['ratio']), 'byte' if round(read['ratio'], 2) == 1
-                                                else 'bytes', read['device'])
+        text = _ratio_text(read, 'read')
         if SERVED_FROM_CACHE in per_code:
-            text += ': served from cache'
+            text += ': served from cache' + _at(per_code[SERVED_FROM_CACHE], read)
         parts.append(text)
     if STEAL in per_code:
         parts.append('steal %s' % _pct(_median([v['figure'] for v in per_code[STEAL]])))
@@ -472,6 +522,16 @@ def _line(limiter, written, read, per_code, n, cost=None, link=None):
     if cost:
         parts.append(_cost_text(cost))
     return '; '.join(parts) if parts else 'observed, no figures'
+
+
+def _at(fired, fig):
+    """' at <layer>' for verdicts the bytes' path decided, where it is not the first device (the layer
+    most of the runs named), else ''."""
+    names = [v.get('name') for v in fired if v.get('name')]
+    if not names:
+        return ''
+    name = max(set(names), key=names.count)
+    return '' if name == fig.get('device') and not fig.get('layers') else ' at %s' % name
 
 
 def _limiter_text(l):
@@ -509,7 +569,8 @@ def _median_run(records):
 
 def stack_figures(observed):
     """The layer stack of one run with each block device's bytes and utilisation during its window:
-    [{layer, name, kind, above, read_bytes, write_bytes, util_pct_mean}] (bytes only for devices)."""
+    [{layer, name, kind, above, read_bytes, write_bytes, util_pct_mean}] (bytes only for devices), then
+    a hypervisor's devices under a guest's disk (layerpath.layers_of), each with ``host``."""
     devices = dict((d['name'], d) for d in observed.get('devices') or [])
     out = []
     for layer in observed.get('stack') or []:
@@ -521,6 +582,16 @@ def stack_figures(observed):
         if d:
             entry.update(read_bytes=d['read_bytes'], write_bytes=d['write_bytes'], util_pct_mean=d.get('util_pct_mean'))
         out.append(entry)
+    host = observed.get('host') if isinstance(observed.get('host'), dict) else {}
+    util = dict((d.get('name'), d.get('util_pct_mean')) for d in host.get('devices') or [] if isinstance(d, dict))
+    depth = max([e['layer'] for e in out if isinstance(e.get('layer'), int)] or [-1])
+    above = out[-1]['name'] if out else None
+    for layer in [l for l in layers_of(observed) if l['where'] != 'target']:
+        depth += 1
+        out.append({'layer': depth, 'name': layer['name'], 'kind': layer['kind'] or 'disk', 'above': above,
+                    'host': layer['where'], 'read_bytes': layer['read_bytes'], 'write_bytes': layer['write_bytes'],
+                    'util_pct_mean': util.get(layer['name'])})
+        above = layer['name']
     return out
 
 

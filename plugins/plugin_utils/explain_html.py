@@ -6,8 +6,10 @@ inline SVG, no script, every text escaped.
 
 - ``overview_list``: the explained line of every overview row;
 - ``explained_row``: the side-by-side table's last row, a cell's explained line per column;
-- ``observed_section``: per cell, its layer stack (layer 0 at the top, each block device with the
-  bytes written and read and its utilisation during the median repetition's window) and two small
+- ``observed_section``: per cell, its layer stack (layer 0 at the top, down to a hypervisor's devices
+  under a guest's disk; each block device with the bytes written and read as two bars, the longest
+  of the stack the box's width, so a cache or a skip is seen where the bars shrink, and its
+  utilisation during the median repetition's window) and two small
   charts over that run: the devices' throughput (MB/s per interval) and the CPU (all cores busy,
   the tool's own CPU) from the stored series (observed/<id>.json.gz)."""
 
@@ -30,6 +32,9 @@ svg .layer { fill: #eef3fb; stroke: var(--muted); }
 svg .layer.device { fill: #dbe7f7; }
 svg .layer.busy { fill: #fde2cf; }
 svg .link { stroke: var(--muted); }
+svg .bar.w { fill: #3b6fb6; }
+svg .bar.r { fill: #1a7f37; }
+svg .bar.none { fill: none; stroke: var(--muted); stroke-dasharray: 2 2; }
 svg .line0 { fill: none; stroke: #3b6fb6; stroke-width: 1.5; }
 svg .line1 { fill: none; stroke: #c2410c; stroke-width: 1.5; }
 svg .line2 { fill: none; stroke: #1a7f37; stroke-width: 1.5; }
@@ -97,11 +102,28 @@ def _layer_text(layer):
     return name, kind
 
 
+def _byte_bars(layer, x, y, width, most):
+    """A device's bytes written (upper bar) and read (lower), against the most any layer of the stack
+    moved: a layer whose bar shrinks against the one above got fewer bytes (a cache or a skip)."""
+    out = []
+    for i, (key, cls) in enumerate((('write_bytes', 'w'), ('read_bytes', 'r'))):
+        share = layer[key] / float(most) if most else 0.0
+        what = '%s %s' % ('written' if cls == 'w' else 'read', format_bytes(layer[key]))
+        if share <= 0:
+            out.append('<rect class="bar none" x="%.1f" y="%d" width="%.1f" height="2"><title>%s</title></rect>' % (
+                x, y + 3 * i, width, _e(what)))
+        else:
+            out.append('<rect class="bar %s" x="%.1f" y="%d" width="%.1f" height="2"><title>%s</title></rect>' % (
+                cls, x, y + 3 * i, max(0.5, width * share), _e(what)))
+    return out
+
+
 def stack_svg(cell, stack):
     """The layer stack as boxes, layer 0 at the top; layers of the same depth side by side."""
     depths = sorted(set(l['layer'] for l in stack))
     rows = dict((d, [l for l in stack if l['layer'] == d]) for d in depths)
     height = len(depths) * STACK_ROW + 4
+    most = max([max(l['write_bytes'], l['read_bytes']) for l in stack if 'write_bytes' in l] or [0])
     parts = ['<figure class="stack"><figcaption>%s: layers</figcaption>' % _e(cell),
              '<svg class="stack" role="img" width="%d" height="%d" viewBox="0 0 %d %d" aria-label="%s">' % (
                  STACK_W, height, STACK_W, height, _e('layer stack of %s' % cell))]
@@ -113,7 +135,8 @@ def stack_svg(cell, stack):
             device = 'write_bytes' in layer
             busy = (layer.get('util_pct_mean') or 0) >= 90
             name, kind = _layer_text(layer)
-            tip = '%s (%s), layer %d' % (layer['name'], kind, layer['layer'])
+            tip = '%s (%s), layer %d%s' % (layer['name'], kind, layer['layer'],
+                                           ', on %s' % layer['host'] if layer.get('host') else '')
             figures = ''
             if device:
                 figures = 'W %s · R %s' % (format_bytes(layer['write_bytes']), format_bytes(layer['read_bytes']))
@@ -128,7 +151,8 @@ def stack_svg(cell, stack):
             parts.append('<text x="%.1f" y="%d">%s <tspan class="muted">%s</tspan></text>' % (
                 x + 5, y + 15, _e(name), _e(kind)))
             if figures:
-                parts.append('<text x="%.1f" y="%d" class="muted">%s</text>' % (x + 5, y + 31, _e(figures)))
+                parts.append('<text x="%.1f" y="%d" class="muted">%s</text>' % (x + 5, y + 28, _e(figures)))
+                parts.extend(_byte_bars(layer, x + 5, y + STACK_BOX_H - 7, w - 14, most))
             parts.append('</g>')
     parts.append('</svg></figure>')
     return ''.join(parts)

@@ -34,7 +34,8 @@ A unit is a Python module with these names (docs/development.md, "Adding a bench
   ``CLEANUP_PATHS`` (where a failed run's work may lie besides the cell's path), ``direction(record)``
   ('read' when the record's own work reads the storage, 'write' when it writes it, None when both or
   unknown: a file the tool laid out before a read is not its work; the explanation of every cell
-  asks this, plugin_utils/explain.py).
+  asks this, plugin_utils/explain.py); ``synced(record)`` (True when the record's writes end with a
+  sync the tool waited for: a durability check compares the bytes on the layers below with them).
 
 Private to benchlab.bench (no API promise).
 """
@@ -173,6 +174,14 @@ def record_direction(record):
     mod = unit(matrix_tool(record.get('tool')))
     fn = getattr(mod, 'direction', None) if mod is not None else None
     return fn(record) if fn is not None else None
+
+
+def record_synced(record):
+    """Whether a record's writes ended with a sync its tool waited for, as its unit says (``synced``);
+    False where the unit does not say."""
+    mod = unit(matrix_tool(record.get('tool')))
+    fn = getattr(mod, 'synced', None) if mod is not None else None
+    return bool(fn(record)) if fn is not None else False
 
 
 def process_names():

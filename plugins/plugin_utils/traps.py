@@ -9,7 +9,7 @@ cell is {code, message}: the code for machines, a one-line message for people.
 
 Codes a target puts on its record (``flags``; module_utils/trapcodes.py): below_2x_ram, zero_data,
 not_quiet, source_on_test_storage, unsafe_options. Codes decided from the evidence of a run's observation
-(plugin_utils/explain.py): writes_elided, write_amplified, served_from_cache, device_bound, cpu_bound,
+(plugin_utils/explain.py): writes_elided, write_amplified, not_durable, served_from_cache, device_bound, cpu_bound,
 link_bound, steal, host_busy. Codes the analysis finds: faster_than_baseline, too_fast,
 cpu_bound, drbd_not_uptodate, gate_not_met, zero_elision (zeros significantly faster than real data
 in the same cell, the ploop trap), duplicate_runs (measurements.py), regression, params_differ and tool_version_differs
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
 from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
-    BELOW_2X_RAM, DEVICE_BOUND, HOST_BUSY, LINK_BOUND, NOT_QUIET, SERVED_FROM_CACHE, SOURCE_ON_TEST_STORAGE, STEAL,
+    BELOW_2X_RAM, DEVICE_BOUND, HOST_BUSY, LINK_BOUND, NOT_DURABLE, NOT_QUIET, SERVED_FROM_CACHE, SOURCE_ON_TEST_STORAGE, STEAL,
     UNSAFE_OPTIONS, WRITE_AMPLIFIED, WRITES_ELIDED, ZERO_DATA, record_flags)
 
 # Found by the analysis on runs meant to run at once (plugin_utils/measurements.py).
@@ -45,16 +45,24 @@ VOCABULARY = {
         'the run, or bonnie++\'s per-character tests ran at >= 90% CPU: the number measures the CPU, not the '
         'storage or the network.')),
     WRITES_ELIDED: ('writes elided', (
-        'Observed: the first device below the file system received less than half of the bytes the tool wrote, '
-        'and the rest was not waiting in the page cache. The storage skipped zero blocks, compressed or '
-        'deduplicated them (ploop, thin volumes, btrfs/zfs compression): the throughput is not the disk\'s.')),
+        'Observed: the bottom of the layers under the file system (the disk under a loop device\'s image, the '
+        'host\'s disk under a guest\'s) received less than half of the bytes the tool wrote, and the rest was not '
+        'waiting in the page cache. The storage skipped zero blocks, compressed or deduplicated them (ploop, thin '
+        'volumes, btrfs/zfs compression) at the layer named: the throughput is not the disk\'s.')),
     WRITE_AMPLIFIED: ('write amplified', (
         'Observed: the first device below the file system received more than 1.5 times the bytes the tool wrote '
         '(journal, DRBD meta-data, thin or qcow2 allocation, RAID): the factor is the layer\'s cost.')),
+    NOT_DURABLE: ('not durable', (
+        'Observed: the tool synced its writes (dd conv=fdatasync, fio end_fsync/fsync, sysbench fsync) and the '
+        'sync returned with less than nine tenths of them on the bottom layer, the rest waiting in a cache above '
+        'it (a page cache that a flush did not reach, a hypervisor\'s cache=unsafe, a library that skips fsync): '
+        'the number is the cache\'s, and a crash would lose the data. Evidence, not proof: a disk\'s own volatile '
+        'cache is invisible from here.')),
     SERVED_FROM_CACHE: ('served from cache', (
-        'Observed: a read whose devices delivered less than a tenth of the bytes the tool read. The page cache '
-        '(of this machine or a hypervisor below) served it: the number is memory\'s, not the storage\'s. Drop '
-        'the caches, or read more than twice the RAM.')),
+        'Observed: a read whose bottom layer delivered less than half of the bytes the tool read. A cache served '
+        'the rest where it sits: the page cache, the page cache of a loop device\'s backing file, the host under '
+        'a guest\'s disk. The number is memory\'s, not the storage\'s: drop the caches (on the host too), use '
+        'direct I/O on every layer, or read more than twice the RAM.')),
     DEVICE_BOUND: ('device-bound', 'Observed: a device layer was 90 % busy or more: the number is that '
                                    'device\'s limit (the deepest busy layer holds up those above it).'),
     LINK_BOUND: ('link-bound', 'Observed: a network interface in the path carried 90 % or more of its known '

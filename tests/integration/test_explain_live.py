@@ -6,6 +6,8 @@ observation (module_utils/observe.py in BenchRun) and the controller's verdicts
 - writes_elided: dd writes zeros into btrfs with compress-force on a loop device; the control writes
   random data there (stored as is: the bytes reach the loop device);
 - served_from_cache: dd reads back a file it just wrote with the caches kept; the control drops them;
+  fio's direct read on ext4 over a loop device without direct I/O, served by the page cache of the
+  loop's image (flagged at the disk under it); the control is a direct-I/O loop after a cache drop;
 - cpu_bound: bzip2 (the compress module); the control is a dd write, whose tool waits for the disk;
 - device_bound: dd with O_DIRECT onto ext4 on a loop device in direct-I/O mode whose writes to the
   disk below are throttled for the test's blkio cgroup (v1) to 8 MB/s: the loop device's queue is
@@ -111,6 +113,34 @@ def test_served_from_cache_when_the_caches_are_kept(env, undo, tmp_path):
     (dropped,) = record(env, 'dd', {'path': mnt, 'size': '32M', 'test': 'read'})
     assert 'served_from_cache' not in codes(dropped), dropped['observed']
     assert explain_cell([dropped])[0]['read']['ratio'] >= 0.9
+
+
+def test_a_direct_read_the_host_cached_under_a_loop_device_is_flagged_below_it(env, undo, tmp_path):
+    """fio's O_DIRECT read on ext4 over a loop device without direct I/O: fio lays its file out first
+    (through the loop device into the page cache of the image file), then its direct reads pass the
+    loop device and are served by that page cache: the disk under the image delivers less than half.
+    The control: the same read on a loop device in direct-I/O mode, after a cache drop."""
+    args = {'rw': 'read', 'bs': '1M', 'size': '32M', 'direct': True}
+    dev, mnt = loop_fs(undo, tmp_path, ['mkfs.ext4', '-q'])
+    # fio and its libraries in the page cache first: after another test's cache drop, loading them
+    # read 57 MB from the disk that also holds the image, inside the window (seen here)
+    sh('fio', '--name=warm', '--directory=%s' % tmp_path, '--rw=read', '--bs=1M', '--size=1M', '--output=/dev/null')
+    (cached,) = record(env, 'fio', dict(args, path=mnt))
+    loop = os.path.basename(dev)
+    v = codes(cached)
+    assert 'served_from_cache' in v, [(d['name'], d['read_bytes']) for d in cached['observed']['devices']]
+    # the evidence of this run: the loop device delivered what fio read, the disk under its image less
+    # than half of it; the verdict names the disk, under the loop device, and the cache between them
+    layers = explain_cell([cached])[0]['read']['layers']
+    assert layers[0]['name'] == loop and layers[0]['ratio'] >= 0.9 and layers[-1]['ratio'] < 0.5, layers
+    assert v['served_from_cache']['name'] == layers[-1]['name'] != loop
+    assert ' under %s: served by the page cache of %s\'s backing file' % (loop, loop) in v['served_from_cache']['message']
+    dev, mnt = loop_fs(undo, tmp_path, ['mkfs.ext4', '-q'], direct_io=True)
+    sh('sh', '-c', 'sync; echo 3 > /proc/sys/vm/drop_caches')
+    (direct,) = record(env, 'fio', dict(args, path=mnt))
+    assert 'served_from_cache' not in codes(direct), direct['observed']['devices']
+    layers = explain_cell([direct])[0]['read']['layers']
+    assert all(l['ratio'] >= 0.9 for l in layers), layers
 
 
 def test_cpu_bound_bzip2_and_its_control(env, undo, tmp_path):

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import BIN, SHARED_LAB_PREFIX, load_run, needs_lab, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import host_cost, run_verdicts
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import explain_cell, host_cost, run_verdicts
 
 GUEST = 'bls-g2'
 IMAGE = '/var/lib/benchlab/%s/%s.img' % (SHARED_LAB_PREFIX, GUEST)
@@ -99,6 +99,11 @@ def test_a_loop_guest_is_observed_on_its_host_and_a_busy_host_is_told(env, tmp_p
     # the bytes the guest wrote reached the loop device and the disk under the image in its window
     assert devices[loop]['write_bytes'] >= 0.9 * SIZE, devices
     assert devices[disk]['write_bytes'] >= 0.5 * SIZE, devices
+    # each layer's bytes, judged between layers: the container's loop device (the host's too: one
+    # kernel, counted once), then the host's disk under the image; dd's sync returned with them there
+    layers = explain_cell([rec])[0]['written']['layers']
+    assert [(l['name'], l['where']) for l in layers] == [(loop, 'target'), (disk, 'localhost')], layers
+    assert not {'not_durable', 'writes_elided'} & set(v['code'] for v in run_verdicts(rec)), layers
     # the window is the guest's, cut from the host's sampler (started before the run)
     assert abs(host['window_s'] - rec['observed']['window_s']) <= 2 * MATRIX['methodology']['observe_interval_s'] + 0.5
     # the guest's own CPU told apart: its container's cgroup on the host

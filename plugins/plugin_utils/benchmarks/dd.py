@@ -49,6 +49,12 @@ def direction(record):
     return {'read': 'read', 'write': 'write'}.get(record.get('test'))
 
 
+def synced(record):
+    """A write or copy ends with the fdatasync dd waits for (conv=fdatasync, the default)."""
+    params = record.get('params') or {}
+    return record.get('test') in ('write', 'copy') and params.get('fdatasync', True) is not False
+
+
 def _fmt(value, pattern):
     return 'n/a' if value is None else pattern % value
 

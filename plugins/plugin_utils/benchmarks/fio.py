@@ -86,3 +86,18 @@ def direction(record):
     rw = params.get('rw') or (params.get('job_options') or {}).get('rw')
     rw = str(rw).split(':', maxsplit=1)[0] if rw else None
     return 'read' if rw in ('read', 'randread') else 'write' if rw in ('write', 'randwrite') else None
+
+
+SYNC_OPTIONS = ('end_fsync', 'fsync', 'fdatasync', 'fsync_on_close')
+
+
+def synced(record):
+    """A write job that fsyncs what it wrote before it ends (end_fsync, the module's default; fsync,
+    fdatasync or fsync_on_close in its options or its job file's)."""
+    params = record.get('params') or {}
+    if direction(record) != 'write':
+        return False
+    given = dict(params.get('job_options') or {}, **(params.get('options') or {}))
+    if params.get('end_fsync'):
+        given['end_fsync'] = 1
+    return any(str(given.get(k, '0')).strip().lower() not in ('0', 'false', 'no', 'off', '') for k in SYNC_OPTIONS)

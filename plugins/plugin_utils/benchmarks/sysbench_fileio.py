@@ -50,3 +50,9 @@ def direction(record):
     the test's work), 'write' for the write modes, None for rndrw."""
     mode = (record.get('params') or {}).get('mode')
     return 'read' if mode in ('seqrd', 'rndrd') else 'write' if mode in ('seqwr', 'seqrewr', 'rndwr') else None
+
+
+def synced(record):
+    """A write mode that fsyncs at its end (--file-fsync-end, the module's default)."""
+    params = record.get('params') or {}
+    return direction(record) == 'write' and params.get('fsync_end', True) is not False

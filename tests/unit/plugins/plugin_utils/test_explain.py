@@ -24,7 +24,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import rende
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
 from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_direction
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_direction, record_synced
 from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_observe import FIXTURES, host_summary
 
 MiB = 1024 * 1024
@@ -32,10 +32,14 @@ MiB = 1024 * 1024
 
 def observed(**changes):
     """The real capture's summary (dd 32 MiB onto ext4 on loop1 over an image on vda), changed as asked:
-    devices={name: {field: value}}, cpu={...}, tool={...}, memory={...}, net=[...], host={...}."""
+    devices={name: {field: value}} (loop1's bytes are vda's too unless vda is given), cpu={...}, tool={...}, memory={...}, net=[...], host={...}."""
     obs = copy.deepcopy(host_summary()[0])
     obs['series'] = 'a1b2c3d4e5f6'
-    for name, fields in (changes.pop('devices', None) or {}).items():
+    devices = changes.pop('devices', None) or {}
+    if 'loop1' in devices and 'vda' not in devices:
+        # the disk under the loop device's image follows it (its bytes; its utilisation stays)
+        devices['vda'] = dict((k, v) for k, v in devices['loop1'].items() if k in ('read_bytes', 'write_bytes'))
+    for name, fields in devices.items():
         next(d for d in obs['devices'] if d['name'] == name).update(fields)
     for key in ('cpu', 'tool', 'memory'):
         obs[key].update(changes.pop(key, None) or {})
@@ -68,14 +72,18 @@ def test_the_captured_run_reached_the_disk_and_fires_nothing():
 
 
 def test_writes_elided_and_its_control():
-    # a compressing store: the loop device got 1 MiB of the 32 MiB the tool wrote
+    # a compressing store: the loop device (and the disk under it) got 1 MiB of the 32 MiB the tool wrote
     r = rec(obs=observed(devices={'loop1': {'write_bytes': MiB}}))
     (v,) = run_verdicts(r)
     assert v['code'] == 'writes_elided' and v['name'] == 'loop1' and v['figure'] == pytest.approx(1 / 32.0)
-    assert v['message'] == '0.03 bytes reached loop1 per byte written: the storage skipped or compressed them'
-    # the missing bytes still dirty in the page cache: not elided (the tool did not sync), nothing said
-    pending = rec(obs=observed(devices={'loop1': {'write_bytes': MiB}}, memory={'dirty_end_bytes': 31 * MiB}))
-    assert codes(pending) == []
+    assert v['message'] == '1.0 of 34 MB reached loop1: the storage skipped or compressed them'
+    # the missing bytes still dirty in the page cache and the tool did not sync: nothing said
+    pending = observed(devices={'loop1': {'write_bytes': MiB}}, memory={'dirty_end_bytes': 31 * MiB})
+    assert codes(rec(obs=pending, fdatasync=False)) == []
+    # ... but dd synced them (conv=fdatasync): the sync returned with them in the page cache
+    (v,) = run_verdicts(rec(obs=pending))
+    assert v['code'] == 'not_durable' and v['name'] == 'loop1', v
+    assert v['message'] == 'the sync returned with 1.0 of 34 MB on vda: the page cache above loop1 holds the rest'
     # too little written to judge
     small = rec(obs=observed(devices={'loop1': {'write_bytes': 0}}, tool={'write_bytes': 512 * 1024}))
     assert codes(small) == []
@@ -110,7 +118,15 @@ def test_served_from_cache_and_a_read_from_the_device():
     cached = observed(tool={'rchar': 64 * MiB, 'write_bytes': 0},
                       devices={'loop1': {'read_bytes': 128 * 1024, 'write_bytes': 0}})
     (v,) = run_verdicts(rec(obs=cached, test='read'))
-    assert v['code'] == 'served_from_cache' and v['message'].startswith('0.00 bytes came from loop1 per byte read')
+    assert v['code'] == 'served_from_cache' and v['name'] == 'loop1'
+    assert v['message'] == '0.1 of 67 MB came from loop1: served by the page cache above loop1'
+    # the loop device delivered them all, the disk under its image none: the page cache of its backing file
+    below = observed(tool={'rchar': 64 * MiB, 'write_bytes': 0},
+                     devices={'loop1': {'read_bytes': 64 * MiB, 'write_bytes': 0}, 'vda': {'read_bytes': 0}})
+    (v,) = run_verdicts(rec(obs=below, test='read'))
+    assert v['code'] == 'served_from_cache' and v['name'] == 'vda' and v['figure'] == 0.0
+    assert v['message'] == ('0.0 of 67 MB came from vda under loop1: served by the page cache of loop1\'s '
+                            'backing file (/var/tmp/observe-capture.img)')
     # a write whose source was read from a tmpfs is no read: nothing about the cache
     assert 'served_from_cache' not in codes(rec(obs=observed(tool={'rchar': 64 * MiB})))
 
@@ -127,27 +143,135 @@ def fio_read(capture, **params):
     return dict(r, host='h')
 
 
-def test_a_fio_read_is_explained_by_what_it_read_never_by_the_file_it_laid_out():
+def test_a_fio_read_is_explained_by_what_it_read_and_the_cache_under_its_loop_device_is_named():
+    """fio's O_DIRECT read on ext4 over a loop device without direct I/O: the loop device delivered all
+    fio read, the disk under its image a tenth: the page cache of the loop's backing file served the rest."""
     r = fio_read('host-fio-randread-direct', direct=True)
     # what the capture knows: fio wrote its 32 MiB file, then read 494 MiB through loop0
     assert r['observed']['tool']['write_bytes'] >= 32 * MiB and r['observed']['tool']['rchar'] > 400 * MiB
     assert record_direction(r) == 'read'
     ex, flags = explain_cell([r])
     assert ex['written'] is None and ex['read']['device'] == 'loop0' and 0.9 <= ex['read']['ratio'] <= 1.1, ex
-    assert 'per byte written' not in ex['line'] and '1.00 byte from loop0 per byte read' in ex['line'], ex['line']
-    assert codes(r) == [] and flags == []
+    assert [(l['name'], l['where']) for l in ex['read']['layers']] == [('loop0', 'target'), ('vda', 'target')]
+    assert 0.1 < ex['read']['layers'][1]['ratio'] < 0.12, ex['read']
+    assert '1.00 byte from loop0, 0.11 from vda per byte read: served from cache at vda' in ex['line'], ex['line']
+    assert 'per byte written' not in ex['line']
+    (v,) = run_verdicts(r)
+    assert v['code'] == 'served_from_cache' and v['name'] == 'vda' and 0.1 < v['figure'] < 0.12, v
+    assert v['message'] == ('57 of 518 MB came from vda under loop0: served by the page cache of loop0\'s backing '
+                            'file (/var/tmp/observe-capture.img)')
+    assert [f['code'] for f in flags] == ['served_from_cache']
     assert record_figures(r)[CSV_COLUMNS.index('bytes_per_byte_written')] is None
     assert record_figures(r)[CSV_COLUMNS.index('bytes_per_byte_read')] == ex['read']['ratio']
+    assert record_figures(r)[CSV_COLUMNS.index('bottom_device')] == 'vda'
 
 
 def test_a_fio_read_the_page_cache_served_is_flagged_at_its_loop_device():
     r = fio_read('host-fio-randread-cached', direct=False, options={'invalidate': '0'})
     # (this VM's hypervisor stole 8 % of the CPU time during the capture: a verdict of its own)
     v = dict((v['code'], v) for v in run_verdicts(r))['served_from_cache']
-    assert v['name'] == 'loop0' and v['figure'] < 0.02, v
-    assert v['message'] == '0.01 bytes came from loop0 per byte read: served from the page cache'
+    # the bytes stopped at the first layer: loop0 delivered 34 MB of 3.6 GB (and the disk none)
+    assert v['name'] == 'loop0' and v['figure'] == 0.0, v
+    assert v['message'] == '34 of 3599 MB came from loop0: served by the page cache above loop0'
     line = explain_cell([r])[0]['line']
-    assert '0.01 bytes from loop0 per byte read: served from cache' in line and 'per byte written' not in line, line
+    assert '0.01 bytes from loop0, 0.00 from vda per byte read: served from cache at loop0' in line, line
+    assert 'per byte written' not in line
+
+
+def dd_capture(capture, **params):
+    """A dd write record with the observer's summary of a capture (ext4 or btrfs on loop0 over an
+    image on vda): tests/unit/fixtures/observe/<capture>."""
+    return rec(obs=dict(host_summary(capture, 'loop0')[0], series='d0d0d0d0d0d0'), **params)
+
+
+def test_zeros_a_compressing_file_system_swallowed_are_elided_at_its_loop_device():
+    """btrfs compress-force=zstd on loop0: dd wrote 32 MiB of zeros (conv=fdatasync), loop0 and the
+    disk under it got 1.4 MB. Nothing is pending, so it is no cache: the storage compressed them."""
+    r = dd_capture('host-dd-btrfs-compress-zeros', data='zero')
+    (v,) = run_verdicts(r)
+    assert v['code'] == 'writes_elided' and v['name'] == 'loop0' and v['figure'] < 0.05, v
+    assert v['message'] == '1.4 of 34 MB reached loop0: the storage skipped or compressed them'
+
+
+def test_a_sync_that_returned_with_the_data_in_the_page_cache_is_not_durable():
+    """dd conv=fdatasync under eatmydata (its fsync/fdatasync do nothing) onto ext4 on loop0: dd's sync
+    returned with none of its 32 MiB on loop0 or vda, 34 MB dirty in the page cache."""
+    r = dd_capture('host-dd-eatmydata')
+    # (with nothing to wait for, dd was busy reading /dev/urandom: 94 % of a core, a verdict of its own)
+    assert codes(r) == ['not_durable', 'cpu_bound']
+    v = run_verdicts(r)[0]
+    assert v['name'] == 'loop0' and v['figure'] == 0.0, v
+    assert v['message'] == 'the sync returned with 0.0 of 34 MB on vda: the page cache above loop0 holds the rest'
+    ex, flags = explain_cell([r])
+    assert ex['line'].endswith('0.00 bytes on loop0, 0.00 on vda per byte written: not durable at loop0'), ex['line']
+    assert [f['code'] for f in flags] == ['not_durable', 'cpu_bound']
+    # the same bytes without a sync (fdatasync off): a buffered write, nothing to say
+    assert codes(dd_capture('host-dd-eatmydata', fdatasync=False)) == ['cpu_bound']
+    # the control: dd conv=fdatasync onto ext4 on a loop device, the same stack, without eatmydata
+    assert codes(rec(obs=observed())) == [] and record_synced(rec(obs=observed()))
+
+
+def guest_write(host_devices, dirty_mib=0, kind='libvirt'):
+    """A dd write in a guest (the real capture, its loop1 and vda as the guest's own layers) with a
+    hypervisor's observation below whose devices under the guest's image got `host_devices` bytes (the
+    host's figures are made: no capture of a guest's host is kept)."""
+    obs = observed()
+    obs['host'] = {'name': 'hv', 'role': 'hypervisor', 'window_s': obs['window_s'],
+                   'guest': {'kind': kind, 'name': 'g1'}, 'guest_devices': [n for n, _b in host_devices],
+                   'devices': [{'name': n, 'kind': 'disk', 'layer': 3 + i, 'read_bytes': 0, 'write_bytes': b,
+                                'util_pct_mean': 10.0} for i, (n, b) in enumerate(host_devices)],
+                   'memory': {'dirty_end_bytes': dirty_mib * MiB, 'writeback_end_bytes': 0}}
+    return rec(obs=obs)
+
+
+def test_a_guest_write_the_host_holds_is_named_at_the_host():
+    # qemu cache=unsafe: the guest's layers got every byte, the host's disk under the image a tenth
+    r = guest_write([('sda', 3 * MiB)], dirty_mib=30)
+    (v,) = run_verdicts(r)
+    assert v['code'] == 'not_durable' and v['name'] == 'sda', v
+    assert v['message'] == ('the sync returned with 3.1 of 34 MB on sda: the host under the guest\'s disk vda (its '
+                            'page cache of the guest\'s image, or the hypervisor\'s cache mode) holds the rest')
+    ex = explain_cell([r])[0]
+    assert [(l['name'], l['where']) for l in ex['written']['layers']] == [
+        ('loop1', 'target'), ('vda', 'target'), ('sda', 'hv')], ex['written']
+    assert "1.00 byte on loop1, 1.00 on vda, 0.09 on the host's sda per byte written: not durable at sda" in ex['line']
+    # cache=none: the host's disk got them all
+    assert codes(guest_write([('sda', 33 * MiB)])) == []
+    # a container shares its host's kernel: the host's view of its loop device is the same device, once
+    shared = guest_write([('loop1', 32 * MiB), ('vda', 32 * MiB)], kind='lxc')
+    assert [l['name'] for l in explain_cell([shared])[0]['written']['layers']] == ['loop1', 'vda']
+    # a DRBD peer is no layer below
+    peer = guest_write([('sda', 0)])
+    peer['observed']['host']['role'] = 'drbd_peer'
+    assert codes(peer) == [] and 'layers' in explain_cell([peer])[0]['written']
+
+
+def test_the_html_stack_draws_each_layers_bytes_down_to_the_host():
+    """report.html's layer stack: the guest's layers, then the host's device under its disk, each
+    device with a bar of its bytes written against the most any layer moved: the host's bar shrinks."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.explain_html import stack_svg
+    ex = explain_cell([guest_write([('sda', 3 * MiB)], dirty_mib=30)])[0]
+    assert [(l['name'], l.get('host')) for l in ex['stack'] if 'write_bytes' in l] == [
+        ('loop1', None), ('vda', None), ('sda', 'hv')], ex['stack']
+    svg = stack_svg('c1', ex['stack'])
+    widths = [float(w) for w in re.findall(
+        r'<rect class="bar w" x="[0-9.]+" y="[0-9]+" width="([0-9.]+)" height="2"><title>written [^<]+</title>', svg)]
+    assert len(widths) == 3 and ', on hv' in svg, svg
+    assert widths[2] == pytest.approx(widths[1] * 3 / 32.05, rel=0.01), widths     # sda: 3 of vda's 32.05 MiB
+
+
+@pytest.mark.parametrize('tool, test, params, synced', [
+    ('dd', 'write', {}, True), ('dd', 'copy', {'fdatasync': True}, True), ('dd', 'write', {'fdatasync': False}, False),
+    ('dd', 'read', {}, False),
+    ('fio', 'w', {'rw': 'write', 'end_fsync': True}, True), ('fio', 'w', {'rw': 'randwrite', 'end_fsync': False}, False),
+    ('fio', 'w', {'rw': 'write', 'options': {'fsync': '1'}}, True), ('fio', 'w', {'rw': 'write', 'options': {'fsync': 0}}, False),
+    ('fio', 'j', {'job_file': 'a.fio', 'job_options': {'rw': 'write', 'fdatasync': '8'}}, True),
+    ('fio', 'r', {'rw': 'read', 'end_fsync': True}, False),
+    ('sysbench', 'seqwr', {'mode': 'seqwr'}, True), ('sysbench', 'seqwr', {'mode': 'seqwr', 'fsync_end': False}, False),
+    ('sysbench', 'rndrd', {'mode': 'rndrd'}, False), ('bonnie++', 'bonnie', {}, False), ('nosuchtool', 'x', {}, False),
+])
+def test_the_tools_unit_says_whether_its_writes_end_with_a_sync(tool, test, params, synced):
+    assert record_synced({'tool': tool, 'test': test, 'params': params}) is synced
 
 
 @pytest.mark.parametrize('tool, test, params, said', [
@@ -205,7 +329,7 @@ def test_the_cell_limiter_is_what_most_runs_agree_on():
     ex, flags = explain_cell(runs)
     assert ex['limiter']['name'] == 'vda' and (ex['limiter']['runs'], ex['limiter']['of']) == (2, 3)
     assert ex['limiter']['figure'] == 96.0
-    assert ex['line'].startswith('limited by vda, 96 % busy (2 of 3 runs); 1.00 byte on loop1 per byte written')
+    assert ex['line'].startswith('limited by vda, 96 % busy (2 of 3 runs); 1.00 byte on loop1, 1.00 on vda per byte written')
     assert [f['code'] for f in flags] == ['device_bound', 'cpu_bound']
     assert re.fullmatch(r'vda 97 % busy, [0-9.]+ ms per I/O \(2 of 3 observed runs\)', flags[0]['message'])
     assert flags[1]['message'] == 'the tool used 99 % of a core (1 of 3 observed runs)'
@@ -224,7 +348,7 @@ def test_unobserved_and_imported_cells_say_so():
 def test_elided_cell_line():
     runs = [rec(obs=observed(devices={'loop1': {'write_bytes': MiB // 2}})) for _i in range(3)]
     ex, _flags = explain_cell(runs)
-    assert '0.02 bytes on loop1 per byte written: writes elided' in ex['line']
+    assert '0.02 bytes on loop1, 0.02 on vda per byte written: writes elided at loop1' in ex['line']
 
 
 # ---- the analysis and the reports -------------------------------------------------------------------
@@ -255,7 +379,7 @@ def test_evidence_decides_before_the_zero_elision_inference():
     reached = analyze(zero_real_records(zero_reached=True), plan)
     c = cell_of(reached, 'dd-zero', 'btrfs')
     assert [f['code'] for f in c['flags'] if f['code'] in ('zero_elision', 'writes_elided')] == []
-    assert '1.00 byte on loop1 per byte written' in c['explained']['line']
+    assert '1.00 byte on loop1, 1.00 on vda per byte written' in c['explained']['line']
     # the evidence codes' rates over the observed runs
     rates = dict((t['code'], (t['flagged'], t['runs'])) for t in elided['traps'])
     assert rates['writes_elided'] == (3, 12) and rates['device_bound'] == (0, 12)
@@ -286,7 +410,7 @@ def test_results_json_csv_and_markdown_carry_the_figures():
     doc = json.loads(results_json(doc_of(records, analysis)))
     assert results_problems(doc) == []
     row = next(r for r in doc['analysis']['overview'] if r['benchmark'] == 'dd-zero')
-    assert row['explained'].endswith('0.01 bytes on loop1 per byte written: writes elided')
+    assert row['explained'].endswith('0.01 bytes on loop1, 0.01 on vda per byte written: writes elided at loop1')
     rows = list(csv.DictReader(io.StringIO(render_csv(records, 'r1'))))
     zero_btrfs = [r for r in rows if r['benchmark'] == 'dd-zero' and r['cell'] == 'btrfs']
     assert zero_btrfs and all(r['evidence'] == 'writes_elided' and r['device'] == 'loop1' for r in zero_btrfs)
