@@ -21,12 +21,13 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ana
 from ansible_collections.benchlab.bench.plugins.plugin_utils.spread import run_costs, settle_s
 
 
-def at_look(need, seq):
+def at_look(need, looks):
     """The repetitions per side a comparison needs, rounded up to the sequential test's next look at
-    or beyond them (it is tested there only); `need` beyond the last look stays as it is."""
-    if need is None or not seq:
+    or beyond them (it is tested there only; `looks`: its looks, sorted); `need` beyond the last look,
+    or without looks, stays as it is."""
+    if need is None:
         return need
-    return next((n for n in sorted(look_weights(seq['first'], seq['last'])) if n >= need), need)
+    return next((n for n in looks if n >= need), need)
 
 
 def comparisons(analysis, caps):
@@ -46,11 +47,11 @@ def comparisons(analysis, caps):
             if c['baseline'] or s is None or ref is None or s.get('verdict') is None:
                 continue
             seq = s.get('sequential')
+            looks = sorted(look_weights(seq['first'], seq['last'])) if seq else []
             out.append(dict(key='%s %s vs %s' % (b['name'], c['cell'], base['cell']), bench=b['benchmark'],
                             cell=c['cell'], baseline=base['cell'], verdict=s['verdict'],
-                            need=at_look(s.get('repetitions_needed'), seq), n=(s['n'], ref['n']),
-                            cap=caps.get(b['benchmark']),
-                            looks=sorted(look_weights(seq['first'], seq['last'])) if seq else []))
+                            need=at_look(s.get('repetitions_needed'), looks), n=(s['n'], ref['n']),
+                            cap=caps.get(b['benchmark']), looks=looks))
     return out
 
 
@@ -129,12 +130,12 @@ def next_round(plan, records, budget_left_s, spent_s=0.0, runs_done=0, exclude=(
     rounds = plan.get('rounds') or {}
     if not rounds:
         return dict(runs=[], lines=[])
+    if budget_left_s <= 0:     # (before the analysis: the last round's would be thrown away)
+        return dict(runs=[], lines=['the budget of %s s for extra rounds is spent' % rounds.get('budget_s')])
     caps = dict((b['name'], int(b['methodology'].get('max_repetitions') or b['repetitions'])) for b in plan['benchmarks'])
     analysis = analyze(records, plan)
     items = [it for it in comparisons(analysis, caps)
              if (it['bench'], it['cell']) not in exclude and (it['bench'], it['baseline']) not in exclude]
-    if budget_left_s <= 0:
-        return dict(runs=[], lines=['the budget of %s s for extra rounds is spent' % rounds.get('budget_s')])
     chosen, lines = decide(items, run_costs(plan, records, spent_s, runs_done), budget_left_s)
     last, reps = {}, {}
     for run in plan['runs']:

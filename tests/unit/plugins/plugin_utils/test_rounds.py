@@ -159,7 +159,8 @@ def test_sequential_p_is_the_smallest_over_looks_divided_by_its_share():
     assert abs(seq['p'] - min(min(1.0, p / w) for p, w in zip(fixed, (0.5, 0.25)))) < 1e-12
     # the 7th values are no look: the p is the same without them
     assert sequential(x[:6], y[:6], 5.0, 3, 10)['p'] == seq['p']
-    assert at_look(4, seq) == 6 and at_look(7, seq) == 10 and at_look(11, seq) == 11 and at_look(4, None) == 4
+    looks = sorted(look_weights(seq['first'], seq['last']))
+    assert at_look(4, looks) == 6 and at_look(7, looks) == 10 and at_look(11, looks) == 11 and at_look(4, []) == 4
 
 
 def _lab_records(values):
@@ -190,6 +191,9 @@ def test_next_round_plans_runs_in_the_plans_format_and_the_report_says_sequentia
     assert rnd['runs'][0]['guards']['warmup'] is False
     assert rnd['lines'][0].startswith('run  dd-write loop vs base: n 3 vs 3')
     assert next_round(plan, recs, 0.0)['runs'] == []
+    # a spent budget is said before any analysis (records it could not analyse are never read)
+    assert next_round(plan, [{'labels': None, 'metrics': 'x'}], 0.0) == dict(
+        runs=[], lines=['the budget of %s s for extra rounds is spent' % plan['rounds']['budget_s']])
     assert next_round(plan, recs, 200.0, exclude={('dd-write', 'base')})['runs'] == []
     analysis = analyze(recs, plan)
     row = analysis['overview'][0]
