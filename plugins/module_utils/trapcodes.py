@@ -17,10 +17,10 @@ TARGET_CODES = (BELOW_2X_RAM, ZERO_DATA, NOT_QUIET, SOURCE_ON_TEST_STORAGE, UNSA
 
 # Verdicts from the evidence of a run's observation (the record's `observed`, module_utils/observe.py),
 # decided on the controller per run (plugin_utils/explain.py) and per cell:
-WRITES_ELIDED = 'writes_elided'          # the bottom layer got < 0.5 of the bytes the tool wrote, none pending
+WRITES_ELIDED = 'writes_elided'          # the narrowest layer got < 0.5 of the bytes the tool wrote, none pending
 WRITE_AMPLIFIED = 'write_amplified'      # the first device got more than 1.5 times them
-NOT_DURABLE = 'not_durable'              # the tool's sync returned with < 0.9 of them on the bottom layer
-SERVED_FROM_CACHE = 'served_from_cache'  # a read whose bottom layer delivered < 0.5 of the bytes read
+NOT_DURABLE = 'not_durable'              # the tool's sync returned with < 0.9 of them on the narrowest layer
+SERVED_FROM_CACHE = 'served_from_cache'  # a read whose narrowest layer delivered < 0.5 of the bytes read
 DEVICE_BOUND = 'device_bound'            # a device layer >= 90 % busy
 CPU_BOUND = 'cpu_bound'                  # a core >= 90 % busy with the tool, or all cores (bonnie++ per-char too)
 LINK_BOUND = 'link_bound'                # an interface at >= 90 % of its known speed or shaping rate

@@ -174,7 +174,7 @@ def run_verdicts(rec):
                                 ratio, 'bytes/byte', dev['name']))
     if r:
         judged = judge(obs, 'read', r[0])
-        if judged and judged['ratio'] < STOPPED_BELOW:
+        if judged and judged['ratio'] < STOPPED_BELOW:     # the narrowest layer delivered less than half
             name, share, at = stop_text(judged)
             held = (judged['stopped'] or {}).get('held_by') or 'caches above %s' % name
             out.append(_verdict(SERVED_FROM_CACHE, '%s came from %s: served by %s' % (share, at, held),
@@ -214,25 +214,28 @@ def run_verdicts(rec):
 
 
 def _write_path_verdicts(rec, obs, written):
-    """writes_elided or not_durable, decided at the bottom of the layers (layerpath.judge): the bottom
-    got less than half of the bytes written and nothing waits above it (skipped or compressed, named
-    where they stopped); or the tool synced (its unit's ``synced``) and the sync returned with less than
-    nine tenths of them on the bottom, the rest waiting in a cache above it."""
+    """writes_elided or not_durable, decided at the narrowest of the layers (layerpath.judge: the one
+    with the fewest of the bytes): it got less than half of the bytes written and nothing waits above
+    it (skipped or compressed, named where they stopped); or the tool synced (its unit's ``synced``) and
+    the sync returned with less than nine tenths of them there, the rest waiting in a cache above it."""
     judged = judge(obs, 'write', written)
     if not judged:
         return []
     name, share, at = stop_text(judged)
-    stopped = judged['stopped'] or {}
-    pending = pending_at(obs, stopped.get('where') or judged['bottom_where'])
-    reached = judged['layers'][-1]['bytes']
-    if judged['ratio'] < ELIDED_BELOW and reached + pending < ELIDED_BELOW * written:
+    stopped, low = judged['stopped'] or {}, judged['narrowest']
+    pending = pending_at(obs, stopped.get('where') or low['where'])
+    if judged['ratio'] < ELIDED_BELOW and low['bytes'] + pending < ELIDED_BELOW * written:
         return [_verdict(WRITES_ELIDED, '%s reached %s: the storage skipped or compressed them' % (share, at),
                          judged['ratio'], 'bytes/byte', name)]
-    if judged['ratio'] < DURABLE_SHARE and pending >= 0.5 * (written - reached) and record_synced(rec):
-        held = stopped.get('held_by') or 'a cache above %s' % judged['bottom']
+    if judged['ratio'] < DURABLE_SHARE and pending >= 0.5 * (written - low['bytes']) and record_synced(rec):
+        held = stopped.get('held_by') or 'a cache above %s' % low['name']
         return [_verdict(NOT_DURABLE, 'the sync returned with %s of %s MB on %s: %s holds the rest' % (
-            stop_mb(reached), stop_mb(written), judged['bottom'], held), judged['ratio'], 'bytes/byte', name)]
+            stop_mb(low['bytes']), stop_mb(written), _layer_name(low), held), judged['ratio'], 'bytes/byte', name)]
     return []
+
+
+def _layer_name(layer):
+    return layer['name'] if layer['where'] == 'target' else 'the host\'s %s' % layer['name']
 
 
 def _guest_bytes(obs, host):
@@ -338,7 +341,7 @@ def evidence_rates(runs):
 
 # The evidence columns of results.csv (one value each per record; empty without an observation).
 CSV_COLUMNS = ('limited_by', 'limited_by_pct', 'device', 'device_util_pct', 'bytes_per_byte_written',
-               'bytes_per_byte_read', 'bottom_device', 'bottom_bytes_per_byte', 'cpu_busy_pct', 'tool_cpu_pct',
+               'bytes_per_byte_read', 'narrowest_device', 'narrowest_bytes_per_byte', 'cpu_busy_pct', 'tool_cpu_pct',
                'steal_pct', 'evidence', 'host_cpu_s_per_gb')
 
 
@@ -352,12 +355,12 @@ def record_figures(rec):
     w, r = _figures(rec)
     cpu = obs.get('cpu') or {}
     judged = judge(obs, 'write', w[0]) if w else judge(obs, 'read', r[0]) if r else None
-    bottom = judged['layers'][-1] if judged else {}
+    low = judged['narrowest'] if judged else {}
     return ('%s %s' % (lim['resource'], lim['name']) if lim else None, lim.get('figure'), dev.get('name'),
             dev.get('util_pct_mean'), round(w[2] / float(w[0]), 4) if w else None,
             round(r[2] / float(r[0]), 4) if r else None,
-            ('%s:%s' % (bottom['where'], bottom['name']) if bottom.get('where') not in (None, 'target')
-             else bottom.get('name')), bottom.get('of_tool'),
+            ('%s:%s' % (low['where'], low['name']) if low.get('where') not in (None, 'target')
+             else low.get('name')), round(judged['ratio'], 4) if judged else None,
             cpu.get('busy_pct_mean'), cpu.get('tool_cpu_pct'),
             cpu.get('steal_pct'), ' '.join(v['code'] for v in run_verdicts(rec)) or None,
             (host_cost(rec) or {}).get('cpu_s_per_gb'))
@@ -421,7 +424,7 @@ def _ratio_text(fig, kind):
     return ', '.join([first] + below) + ' per byte %s' % ('written' if kind == 'write' else 'read')
 
 
-def explain_cell(records, has_bonnie_cpu=False):
+def explain_cell(records):
     """The cell's evidence: {line, limiter, written, read, verdicts: [{code, message, runs, of}],
     observed: runs with an observation, of: runs, median_series: the series id of the median
     repetition}, and the cell flags [{code, message}] the verdicts make."""

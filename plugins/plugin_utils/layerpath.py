@@ -11,14 +11,15 @@ same time; a container shares its host's kernel, so a device both see is counted
 peer is no layer below). Each layer's bytes (read or written, as the run's own work did) are set
 beside the layer's above: a layer that got less than half of what the layer above it moved is where
 the bytes stopped, and what sits between the two is named (the page cache, a loop device's backing
-file in the page cache, the host under a guest's disk). The bottom layer against the tool decides:
-plugin_utils/explain.py makes ``served_from_cache``, ``writes_elided`` and ``not_durable`` of it.
+file in the page cache, the host under a guest's disk). The layers against the tool decide:
+plugin_utils/explain.py makes ``served_from_cache``, ``writes_elided`` and ``not_durable`` of the
+narrowest layer (the fewest bytes: a shared disk below counts other work's bytes too).
 Pure functions. Private to benchlab.bench (no API promise)."""
 
 from __future__ import annotations
 
 STOPPED_BELOW = 0.5     # a layer that got less than this share of the layer above's bytes: they stopped there
-DURABLE_SHARE = 0.9     # a sync that returned with less than this share of its bytes on the bottom layer
+DURABLE_SHARE = 0.9     # a sync that returned with less than this share of its bytes on the narrowest layer
 MB = 1e6
 
 
@@ -81,9 +82,14 @@ def _between(above, at):
 def judge(observed, kind, tool_bytes):
     """Each layer's bytes beside the layer's above, for a run whose tool read (`kind` 'read') or wrote
     ('write') `tool_bytes`: {kind, tool_bytes, layers: [{name, where, bytes, ratio (to the layer above;
-    the tool's for the first), of_tool}], bottom, ratio (the bottom layer's bytes per byte of the tool),
-    stopped: {above (None: the tool), at, ratio, held_by} for the first layer that got less than half of
-    what the layer above moved, or None}; None without a layer or bytes."""
+    the tool's for the first), of_tool}], narrowest: the layer with the fewest bytes per byte of the
+    tool (the lowest such; its {name, where, bytes}), ratio: its bytes per byte of the tool, stopped:
+    {above (None: the tool), at, where, ratio, held_by} for the first layer that got less than half of
+    what the layer above moved, or None}; None without a layer or bytes.
+
+    The narrowest layer, not the bottom one, says what reached the storage: a layer below cannot pass
+    on bytes the one above it never got, but a disk shared with other work (the host's, under a
+    guest's image) counts theirs too."""
     layers = layers_of(observed)
     if not layers or not tool_bytes:
         return None
@@ -98,9 +104,10 @@ def judge(observed, kind, tool_bytes):
             stopped = {'above': prev['name'] if prev else None, 'at': layer['name'], 'where': layer['where'],
                        'ratio': round(ratio, 4), 'held_by': _between(prev, layer)}
         prev, prev_bytes = layer, float(moved)
-    bottom = out[-1]
-    return {'kind': kind, 'tool_bytes': tool_bytes, 'layers': out, 'bottom': bottom['name'],
-            'bottom_where': bottom['where'], 'ratio': bottom['bytes'] / float(tool_bytes), 'stopped': stopped}
+    narrowest = min(reversed(out), key=lambda l: l['bytes'])
+    return {'kind': kind, 'tool_bytes': tool_bytes, 'layers': out,
+            'narrowest': dict((k, narrowest[k]) for k in ('name', 'where', 'bytes')),
+            'ratio': narrowest['bytes'] / float(tool_bytes), 'stopped': stopped}
 
 
 def pending_at(observed, where):
@@ -115,10 +122,11 @@ def pending_at(observed, where):
 
 def stop_text(judged):
     """(layer name, 'X of Y MB <verb> <layer>[ under <above>]' parts) of where a judged run's bytes
-    stopped: the first layer that got less than half of the layer above's, else the bottom layer."""
+    stopped: the first layer that got less than half of the layer above's, else the narrowest layer."""
     stopped = judged.get('stopped')
-    name = stopped['at'] if stopped else judged['bottom']
-    layer = next(l for l in judged['layers'] if l['name'] == name and (not stopped or l['where'] == stopped['where']))
+    name = stopped['at'] if stopped else judged['narrowest']['name']
+    where = stopped['where'] if stopped else judged['narrowest']['where']
+    layer = next(l for l in judged['layers'] if l['name'] == name and l['where'] == where)
     under = ' under %s' % stopped['above'] if stopped and stopped.get('above') else ''
     return name, '%s of %s MB' % (mb(layer['bytes']), mb(judged['tool_bytes'])), '%s%s' % (name, under)
 

@@ -45,8 +45,9 @@ VOCABULARY = {
         'the run, or bonnie++\'s per-character tests ran at >= 90% CPU: the number measures the CPU, not the '
         'storage or the network.')),
     WRITES_ELIDED: ('writes elided', (
-        'Observed: the bottom of the layers under the file system (the disk under a loop device\'s image, the '
-        'host\'s disk under a guest\'s) received less than half of the bytes the tool wrote, and the rest was not '
+        'Observed: the narrowest of the layers under the file system (the one with the fewest of the bytes, down '
+        'to the disk under a loop device\'s image or the host\'s under a guest\'s) received less than half of the '
+        'bytes the tool wrote, and the rest was not '
         'waiting in the page cache. The storage skipped zero blocks, compressed or deduplicated them (ploop, thin '
         'volumes, btrfs/zfs compression) at the layer named: the throughput is not the disk\'s.')),
     WRITE_AMPLIFIED: ('write amplified', (
@@ -54,12 +55,12 @@ VOCABULARY = {
         '(journal, DRBD meta-data, thin or qcow2 allocation, RAID): the factor is the layer\'s cost.')),
     NOT_DURABLE: ('not durable', (
         'Observed: the tool synced its writes (dd conv=fdatasync, fio end_fsync/fsync, sysbench fsync) and the '
-        'sync returned with less than nine tenths of them on the bottom layer, the rest waiting in a cache above '
+        'sync returned with less than nine tenths of them on the narrowest layer, the rest waiting in a cache above '
         'it (a page cache that a flush did not reach, a hypervisor\'s cache=unsafe, a library that skips fsync): '
         'the number is the cache\'s, and a crash would lose the data. Evidence, not proof: a disk\'s own volatile '
         'cache is invisible from here.')),
     SERVED_FROM_CACHE: ('served from cache', (
-        'Observed: a read whose bottom layer delivered less than half of the bytes the tool read. A cache served '
+        'Observed: a read whose narrowest layer delivered less than half of the bytes the tool read. A cache served '
         'the rest where it sits: the page cache, the page cache of a loop device\'s backing file, the host under '
         'a guest\'s disk. The number is memory\'s, not the storage\'s: drop the caches (on the host too), use '
         'direct I/O on every layer, or read more than twice the RAM.')),

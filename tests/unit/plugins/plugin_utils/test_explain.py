@@ -163,7 +163,7 @@ def test_a_fio_read_is_explained_by_what_it_read_and_the_cache_under_its_loop_de
     assert [f['code'] for f in flags] == ['served_from_cache']
     assert record_figures(r)[CSV_COLUMNS.index('bytes_per_byte_written')] is None
     assert record_figures(r)[CSV_COLUMNS.index('bytes_per_byte_read')] == ex['read']['ratio']
-    assert record_figures(r)[CSV_COLUMNS.index('bottom_device')] == 'vda'
+    assert record_figures(r)[CSV_COLUMNS.index('narrowest_device')] == 'vda'
 
 
 def test_a_fio_read_the_page_cache_served_is_flagged_at_its_loop_device():
@@ -229,8 +229,14 @@ def test_a_guest_write_the_host_holds_is_named_at_the_host():
     r = guest_write([('sda', 3 * MiB)], dirty_mib=30)
     (v,) = run_verdicts(r)
     assert v['code'] == 'not_durable' and v['name'] == 'sda', v
-    assert v['message'] == ('the sync returned with 3.1 of 34 MB on sda: the host under the guest\'s disk vda (its '
-                            'page cache of the guest\'s image, or the hypervisor\'s cache mode) holds the rest')
+    assert v['message'] == ('the sync returned with 3.1 of 34 MB on the host\'s sda: the host under the guest\'s disk '
+                            'vda (its page cache of the guest\'s image, or the hypervisor\'s cache mode) holds the rest')
+    # the host's disk shared with other work: it counts their bytes too; the narrowest layer, the loop
+    # device that holds the guest's image, shows the guest's never got there
+    shared_disk = guest_write([('loop7', 0), ('sda', 40 * MiB)], dirty_mib=30)
+    (v,) = run_verdicts(shared_disk)
+    assert v['code'] == 'not_durable' and v['name'] == 'loop7' and v['figure'] == 0.0, v
+    assert 'with 0.0 of 34 MB on the host\'s loop7' in v['message'], v
     ex = explain_cell([r])[0]
     assert [(l['name'], l['where']) for l in ex['written']['layers']] == [
         ('loop1', 'target'), ('vda', 'target'), ('sda', 'hv')], ex['written']
