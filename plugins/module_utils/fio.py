@@ -17,6 +17,7 @@ import re
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import split_names
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import histogram_percentile
 
 DIRECTIONS = ('read', 'write')
 
@@ -122,22 +123,6 @@ def _bins(clat):
     except (TypeError, ValueError, OverflowError):
         return None
     return out
-
-
-def merged_percentile(bins, pct):
-    """fio's calc_clat_percentiles over a histogram {bucket value: count}: the first bucket value
-    at which the running count reaches pct % of all samples (fio 3.x stat.c). None when empty."""
-    items = sorted((float(k), int(v)) for k, v in bins.items() if int(v) > 0)
-    total = sum(v for _skip, v in items)
-    if not total:
-        return None
-    threshold = pct / 100.0 * total
-    running = 0
-    for value, count in items:
-        running += count
-        if running >= threshold:
-            return value
-    return items[-1][0]
 
 
 def _direction(entries, d, names):
@@ -261,7 +246,7 @@ def _direction_p99(clats, d):
         return _percentile(clats[0], 99.0), None
     merged = merged_bins(clats)
     if merged is not None:
-        return merged_percentile(merged, 99.0), None
+        return histogram_percentile(merged, 99.0), None
     found = [v for v in (_percentile(c, 99.0) for c in clats) if v is not None]
     p99 = max(found) if found else None
     if p99 is None:

@@ -149,6 +149,24 @@ def summarize(values, confidence=0.95):
     return out
 
 
+def histogram_percentile(bins, pct):
+    """A percentile of a record's histogram {bucket value: count}: the first bucket value at which the
+    running count reaches pct % of all samples (the nearest-rank rule on buckets; fio's own
+    calc_clat_percentiles, fio 3.x stat.c, so fio's printed percentiles come out the same). None when
+    empty."""
+    items = sorted((float(k), int(v)) for k, v in bins.items() if int(v) > 0)
+    total = sum(v for _skip, v in items)
+    if not total:
+        return None
+    threshold = pct / 100.0 * total
+    running = 0
+    for value, count in items:
+        running += count
+        if running >= threshold:
+            return value
+    return items[-1][0]
+
+
 def delta_pct(value, baseline):
     """(value - baseline) / baseline in %; None when either is unknown or the baseline is 0."""
     if value is None or baseline in (None, 0):

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import math
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import merged_percentile
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import histogram_percentile, summarize
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import TOGETHER_MIN, run_key, together
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
@@ -145,8 +144,8 @@ def histogram_summary(measured, name):
             merged[v] = merged.get(v, 0) + c
     percentiles = {}
     for pct in PERCENTILES:
-        reps = [merged_percentile(h, pct) for h in per_rep]
-        percentiles[percentile_name(pct)] = dict(_stat(reps), merged=merged_percentile(merged, pct))
+        reps = [histogram_percentile(h, pct) for h in per_rep]
+        percentiles[percentile_name(pct)] = dict(_stat(reps), merged=histogram_percentile(merged, pct))
     return dict(kind='histogram', unit='ms', samples=sum(merged.values()), repetitions=len(per_rep),
                 percentiles=percentiles, cdf=cdf_points(merged))
 

@@ -6,8 +6,8 @@
 Columns: run_id, host, tool, tool_version, test, benchmark, cell, counted (False for warm-up runs),
 started, duration_s, metric, value (empty when too fast to measure), unit, better, too_fast, flags (the run's
 trap codes, space-separated: plugin_utils/traps.py explains them), tool_value and tool_unit (the
-value in the unit the tool prints where that differs from the record's: bonnie++'s throughputs in
-K/sec; empty otherwise), the evidence of the run's observation (plugin_utils/explain.py CSV_COLUMNS:
+value in the unit the tool prints where that differs from the record's, as its benchmark unit says
+(``tool_value``: bonnie++'s throughputs in K/sec); empty otherwise), the evidence of the run's observation (plugin_utils/explain.py CSV_COLUMNS:
 limited_by and its figure, the first device below the file system and its utilisation, the bytes
 that reached it per byte written and came from it per byte read, the CPU, the tool's CPU, steal,
 the evidence codes; empty for a record without an observation), then one label_<name> column per
@@ -39,10 +39,10 @@ import io
 import math
 import re
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL as BONNIE, TOOL_UNIT as BONNIE_UNIT, tool_units as bonnie_units
 from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import CSV_COLUMNS, record_figures
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import cell_of, counted
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
+from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import tool_value_of
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import record_codes
 
 COLUMNS = ('run_id', 'host', 'tool', 'tool_version', 'test', 'benchmark', 'cell', 'counted', 'started',
@@ -102,6 +102,7 @@ def render_csv(records, run_id=None):
     # the columns up to `counted` take few distinct values in a run: format each combination once
     heads = {}
     tails = {}
+    native_of = {}     # record tool -> its unit's tool_value (or None)
     for r in records:
         labels = r.get('labels') or {}
         key = (r.get('host'), r['tool'], r.get('tool_version'), r['test'], labels.get('benchmark'), cell_of(r), counted(r))
@@ -119,22 +120,30 @@ def render_csv(records, run_id=None):
             if lkey not in tails:
                 tails[lkey] = ',' + fields([_text(v) for v in lkey])
             tail += tails[lkey]
-        bonnie = r['tool'] == BONNIE
-        for name, m in r['metrics'].items():
-            v = m.get('value')
-            if v is None:
-                value = ''
-            elif isinstance(v, float):
-                value = repr(v) if v - v == 0 else ''  # v - v is nan for inf and nan
-            else:
-                value = _text(v)
-            too_fast = 'true' if m.get('too_fast') else 'false'
-            native = bonnie_units(name, v) if bonnie and isinstance(v, (int, float)) and v - v == 0 else None
-            own = ',,' if native is None else ',%s,%s' % (repr(round(native, 3)), BONNIE_UNIT)
-            row = (head, name, value, m.get('unit', ''), m.get('better', ''), too_fast, flags, own, tail)
-            out.append('%s,%s,%s,%s,%s,%s%s%s%s\r\n' % row)
+        if r['tool'] not in native_of:
+            native_of[r['tool']] = tool_value_of(r['tool'])
+        out.extend(_metric_rows(r['metrics'], head, flags, tail, native_of[r['tool']]))
     buf.write(''.join(out))
     return buf.getvalue()
+
+
+def _metric_rows(metrics, head, flags, tail, native_fn):
+    """One record's rows, a row per metric (native_fn: its unit's tool_value, or None)."""
+    rows = []
+    for name, m in metrics.items():
+        v = m.get('value')
+        if v is None:
+            value = ''
+        elif isinstance(v, float):
+            value = repr(v) if v - v == 0 else ''  # v - v is nan for inf and nan
+        else:
+            value = _text(v)
+        too_fast = 'true' if m.get('too_fast') else 'false'
+        native = native_fn(name, v) if native_fn and isinstance(v, (int, float)) and v - v == 0 else None
+        own = ',,' if native is None else ',%s,%s' % (repr(round(native[0], 3)), _text(native[1]))
+        rows.append('%s,%s,%s,%s,%s,%s%s%s%s\r\n' % (head, name, value, m.get('unit', ''), m.get('better', ''),
+                                                     too_fast, flags, own, tail))
+    return rows
 
 
 def render_pivot_csv(analysis):

@@ -35,7 +35,9 @@ A unit is a Python module with these names (docs/development.md, "Adding a bench
   ('read' when the record's own work reads the storage, 'write' when it writes it, None when both or
   unknown: a file the tool laid out before a read is not its work; the explanation of every cell
   asks this, plugin_utils/explain.py); ``synced(record)`` (True when the record's writes end with a
-  sync the tool waited for: a durability check compares the bytes on the layers below with them).
+  sync the tool waited for: a durability check compares the bytes on the layers below with them),
+  ``tool_value(metric, value)`` ((value, unit) in the unit the tool prints where it differs from the
+  record's: results.csv's tool_value and tool_unit).
 
 Private to benchlab.bench (no API promise).
 """
@@ -174,6 +176,12 @@ def record_direction(record):
     mod = unit(matrix_tool(record.get('tool')))
     fn = getattr(mod, 'direction', None) if mod is not None else None
     return fn(record) if fn is not None else None
+
+
+def tool_value_of(record_tool_name):
+    """The unit's ``tool_value(metric, value)`` for records of that tool, or None."""
+    mod = unit(matrix_tool(record_tool_name))
+    return getattr(mod, 'tool_value', None) if mod is not None else None
 
 
 def record_synced(record):

@@ -12,13 +12,14 @@ REPO = Path(__file__).resolve().parents[2]
 PREFIX = 'ansible_collections.benchlab.bench.'
 
 
-def module_name(path):
-    return PREFIX + '.'.join(path.relative_to(REPO).with_suffix('').parts)
+def module_name(path, base=REPO):
+    return PREFIX + '.'.join(path.relative_to(base).with_suffix('').parts)
 
 
 def edges(root=REPO / 'plugins'):
-    """{module: {module it imports}} for every .py file under root (benchlab.bench's own modules only)."""
-    files = dict((module_name(p), p) for p in root.rglob('*.py'))
+    """{module: {module it imports}} for every .py file under root (benchlab.bench's own modules only;
+    root is the plugins/ directory of a checkout or of a copy of one)."""
+    files = dict((module_name(p, root.parent), p) for p in root.rglob('*.py'))
     graph = {}
     for name, path in files.items():
         found = set()

@@ -53,6 +53,13 @@ IMPORTS = {'bonnie++': {'parse': lambda entry, text: bonnie_records(text, tool_v
                         'keys': ()}}
 
 
+def tool_value(metric, value):
+    """A record's value in the unit bonnie++ prints, (value, unit), where that differs from the
+    record's (its throughputs: MB/s -> K/sec); None otherwise (results.csv's tool_value, tool_unit)."""
+    native = tool_units(metric, value)
+    return None if native is None else (native, TOOL_UNIT)
+
+
 def bonnie_table(b):
     """bonnie++'s throughputs in the unit it prints (K/sec, KiB/s) beside the record's MB/s (10^6
     bytes/s), per cell and test: the mean over the counted runs, as the field reports printed them."""

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
-    fio_records, job_groups, merged_percentile, parse_fio)
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records, job_groups, parse_fio
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import histogram_percentile
 
 GROUP_RE = re.compile(r'Run status group (\d+) \(all jobs\):\n((?:\s+(?:READ|WRITE):.*\n)+)')
 DIR_RE = re.compile(r'(READ|WRITE): bw=\S+ \(([\d.]+)([kMG]?)B/s\).*?io=\S+ \(([\d.]+)([kMG]?)B\), run=(\d+)-(\d+)msec')
@@ -83,8 +83,8 @@ def test_aggregate_is_fios_own_group_figure_of_the_same_run(tiobench):
         assert not any('p99' in w for w in rec['warnings'])       # json+ bins: merged exactly
 
 
-def test_merged_percentile_is_fios_algorithm(tiobench):
-    """merged_percentile over one worker's json+ bins gives every percentile fio printed for it."""
+def test_histogram_percentile_is_fios_algorithm(tiobench):
+    """histogram_percentile over one worker's json+ bins gives every percentile fio printed for it."""
     _skip, doc, _skip = tiobench
     checked = 0
     for job in doc['jobs']:
@@ -93,7 +93,7 @@ def test_merged_percentile_is_fios_algorithm(tiobench):
             if not clat['N']:
                 continue
             for pct, value in clat['percentile'].items():
-                assert merged_percentile(clat['bins'], float(pct)) == value, (job['jobname'], d, pct)
+                assert histogram_percentile(clat['bins'], float(pct)) == value, (job['jobname'], d, pct)
                 checked += 1
     assert checked == 16 * 17
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records, merged_percentile, parse_fio
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records, parse_fio
 from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
 from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.stats import histogram_percentile
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import CDF_POINTS, cdf_points, cell_distributions
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
@@ -53,7 +54,7 @@ def test_fio_keeps_the_completion_latency_histogram_merged_over_the_workers():
         bins = _workers_bins(THREADS, rec['test'], direction)      # fio's own json+ bins of the 16 workers
         assert dict(zip(map(float, d['values']), d['counts'])) == dict((k, v) for k, v in bins.items() if v)
         # the record's p99 is the merged histogram's: one source for both
-        assert rec['metrics'][direction + '_lat_p99']['value'] == pytest.approx(merged_percentile(bins, 99.0) * 1e-6)
+        assert rec['metrics'][direction + '_lat_p99']['value'] == pytest.approx(histogram_percentile(bins, 99.0) * 1e-6)
     both = fio_records(MIXED)
     assert all(set(r['distributions']) == {'read_clat', 'write_clat'} for r in both)
     # plain json output has no bins: no distribution, nothing invented
@@ -95,7 +96,7 @@ def test_a_cell_merges_its_repetitions_and_says_how_much_each_percentile_moves()
     d = cell_distributions(reps)['read_clat']
     base = dict(zip(one['distributions']['read_clat']['values'], one['distributions']['read_clat']['counts']))
     assert d['repetitions'] == 3 and d['samples'] == 3 * sum(base.values())
-    p99 = merged_percentile(dict((v * 1e-6, c) for v, c in base.items()), 99.0)
+    p99 = histogram_percentile(dict((v * 1e-6, c) for v, c in base.items()), 99.0)
     assert d['percentiles']['p99']['mean'] == pytest.approx(2 * p99)           # (1 + 2 + 3) / 3
     assert d['percentiles']['p99']['ci95'][0] < 2 * p99 < d['percentiles']['p99']['ci95'][1]
     merged = {}
@@ -103,7 +104,7 @@ def test_a_cell_merges_its_repetitions_and_says_how_much_each_percentile_moves()
         for v, c in base.items():
             merged[v * f * 1e-6] = merged.get(v * f * 1e-6, 0) + c
     for key, pct in (('p50', 50.0), ('p90', 90.0), ('p99', 99.0), ('p99.9', 99.9)):
-        assert d['percentiles'][key]['merged'] == pytest.approx(merged_percentile(merged, pct))
+        assert d['percentiles'][key]['merged'] == pytest.approx(histogram_percentile(merged, pct))
     assert len(d['cdf']) <= CDF_POINTS and d['cdf'][-1][1] == 1.0
     assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(d['cdf'], d['cdf'][1:]))
 
