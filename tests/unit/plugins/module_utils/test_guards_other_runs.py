@@ -60,6 +60,7 @@ def spawn(own_proc):
             if not os.path.exists(exe):
                 shutil.copy(shutil.which('sleep'), exe)
         p = subprocess.Popen([exe, str(seconds)] + list(argv_extra), env=env)
+        p.comm = os.path.basename(exe)[:15]     # what /proc/<pid>/comm says once it has exec'd
         procs.append(p)
         os.symlink('/proc/%d' % p.pid, str(own_proc / str(p.pid)))
         return p
@@ -71,15 +72,19 @@ def spawn(own_proc):
         p.wait()
 
 
-def _wait_visible(pid):
-    for _i in range(200):
+def _wait_visible(p):
+    """Until process `p` has exec'd its program: before that it is a fork of this interpreter, with
+    this interpreter's environment (no mark). Its comm names the program then (waiting for a comm that
+    is not 'python3' passed at once under Python 3.12, whose comm is 'python3.12': CI saw the fork)."""
+    for _i in range(500):
         try:
-            with open('/proc/%d/comm' % pid) as f:
-                if f.read().strip() != 'python3':
+            with open('/proc/%d/comm' % p.pid) as f:
+                if f.read().strip() == p.comm:
                     return
         except OSError:
             pass
         time.sleep(0.01)
+    raise AssertionError('process %d never showed its program %s in /proc' % (p.pid, p.comm))
 
 
 def test_another_runs_process_is_found_by_its_mark_only(spawn, tmp_path):
@@ -89,7 +94,7 @@ def test_another_runs_process_is_found_by_its_mark_only(spawn, tmp_path):
     fio_named = spawn(name='fio')                                     # a user's "fio": no mark
     benchlab_argv = spawn(argv_extra=['benchlab-bench', 'BENCHLAB_OWNER_RUN=nightly-2'])   # text, not the environment
     for p in (other, mine, fio_named, benchlab_argv):
-        _wait_visible(p.pid)
+        _wait_visible(p)
     found = OtherRuns('nightly-1').current()
     pids = [pid for pid, _name, _mark in found]
     assert (other.pid, 'sleep', 'nightly-2') in found
@@ -103,7 +108,7 @@ def test_a_run_without_a_run_id_marks_its_tools_with_its_own_pid():
 
 def test_another_run_at_the_start_makes_the_measurement_not_quiet(spawn, own_proc):
     other = spawn(mark='run-B')
-    _wait_visible(other.pid)
+    _wait_visible(other)
     others = OtherRuns('run-A', proc=str(own_proc))
     done, warnings = apply_guards({'quiesce': True}, loadavg=lambda: (0.0, 0.0, 0.0), competing=lambda: [],
                                   others=others)
@@ -114,7 +119,7 @@ def test_another_run_at_the_start_makes_the_measurement_not_quiet(spawn, own_pro
 
 def test_the_runs_own_processes_and_no_other_run_leave_it_quiet(spawn, own_proc):
     mine = spawn(mark='run-A')
-    _wait_visible(mine.pid)
+    _wait_visible(mine)
     done, warnings = apply_guards({'quiesce': True}, loadavg=lambda: (0.0, 0.0, 0.0), competing=lambda: [],
                                   others=OtherRuns('run-A', proc=str(own_proc)))
     assert done['quiet'] is True and 'other_runs' not in done and warnings == []
@@ -123,7 +128,7 @@ def test_the_runs_own_processes_and_no_other_run_leave_it_quiet(spawn, own_proc)
 def test_another_run_is_waited_for_like_a_competing_process(spawn, own_proc):
     """quiesce_wait_s: the other run's tool ends while we wait; the measurement is then quiet."""
     other = spawn(mark='run-B', seconds=0.5)
-    _wait_visible(other.pid)
+    _wait_visible(other)
     done, warnings = apply_guards({'quiesce': True, 'quiesce_wait_s': 30}, loadavg=lambda: (0.0, 0.0, 0.0),
                                   competing=lambda: [], others=OtherRuns('run-A', proc=str(own_proc)))
     assert done['quiet'] is True and warnings == [] and done['waited_s'] > 0
