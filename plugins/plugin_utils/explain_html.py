@@ -32,9 +32,9 @@ svg .layer { fill: #eef3fb; stroke: var(--muted); }
 svg .layer.device { fill: #dbe7f7; }
 svg .layer.busy { fill: #fde2cf; }
 svg .link { stroke: var(--muted); }
-svg .bar.w { fill: #3b6fb6; }
-svg .bar.r { fill: #1a7f37; }
-svg .bar.none { fill: none; stroke: var(--muted); stroke-dasharray: 2 2; }
+svg .layer-bytes.w { fill: #3b6fb6; }
+svg .layer-bytes.r { fill: #1a7f37; }
+svg .layer-bytes.none { fill: none; stroke: var(--muted); stroke-dasharray: 2 2; }
 svg .line0 { fill: none; stroke: #3b6fb6; stroke-width: 1.5; }
 svg .line1 { fill: none; stroke: #c2410c; stroke-width: 1.5; }
 svg .line2 { fill: none; stroke: #1a7f37; stroke-width: 1.5; }
@@ -104,16 +104,17 @@ def _layer_text(layer):
 
 def _byte_bars(layer, x, y, width, most):
     """A device's bytes written (upper bar) and read (lower), against the most any layer of the stack
-    moved: a layer whose bar shrinks against the one above got fewer bytes (a cache or a skip)."""
+    moved: a layer whose bar shrinks against the one above got fewer bytes (a cache or a skip). Class
+    layer-bytes, never bar: report.html colours and counts its charts' bars by that class."""
     out = []
     for i, (key, cls) in enumerate((('write_bytes', 'w'), ('read_bytes', 'r'))):
         share = layer[key] / float(most) if most else 0.0
         what = '%s %s' % ('written' if cls == 'w' else 'read', format_bytes(layer[key]))
         if share <= 0:
-            out.append('<rect class="bar none" x="%.1f" y="%d" width="%.1f" height="2"><title>%s</title></rect>' % (
+            out.append('<rect class="layer-bytes none" x="%.1f" y="%d" width="%.1f" height="2"><title>%s</title></rect>' % (
                 x, y + 3 * i, width, _e(what)))
         else:
-            out.append('<rect class="bar %s" x="%.1f" y="%d" width="%.1f" height="2"><title>%s</title></rect>' % (
+            out.append('<rect class="layer-bytes %s" x="%.1f" y="%d" width="%.1f" height="2"><title>%s</title></rect>' % (
                 cls, x, y + 3 * i, max(0.5, width * share), _e(what)))
     return out
 

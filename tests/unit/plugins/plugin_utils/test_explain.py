@@ -261,8 +261,10 @@ def test_the_html_stack_draws_each_layers_bytes_down_to_the_host():
         ('loop1', None), ('vda', None), ('sda', 'hv')], ex['stack']
     svg = stack_svg('c1', ex['stack'])
     widths = [float(w) for w in re.findall(
-        r'<rect class="bar w" x="[0-9.]+" y="[0-9]+" width="([0-9.]+)" height="2"><title>written [^<]+</title>', svg)]
+        r'<rect class="layer-bytes w" x="[0-9.]+" y="[0-9]+" width="([0-9.]+)" height="2"><title>written [^<]+</title>', svg)]
     assert len(widths) == 3 and ', on hv' in svg, svg
+    # never the charts' class `bar`, which report.html colours and its test counts
+    assert 'class="bar' not in svg
     assert widths[2] == pytest.approx(widths[1] * 3 / 32.05, rel=0.01), widths     # sda: 3 of vda's 32.05 MiB
 
 
