@@ -540,14 +540,34 @@ def of_run(records, run):
             and r.get('repetition', run.get('repetition')) == run.get('repetition')]
 
 
+# How far the clock of a host below may be off the target's: a qemu guest's clock starts from the
+# emulated RTC (whole seconds: up to a second behind its host's, TCG guests without NTP seen so), a
+# DRBD peer's by its own time service's error. The host's samples are cut to the target's window
+# widened by this on each side, so that the bytes the host moved for the run are inside it, not cut
+# off by the clocks: its byte counts can only grow by it (a cache or a skip below is never made up
+# by a clock; a layer's verdict errs toward none), its time spans up to this much more. A container
+# (kind lxc) reads its host's own clock: its host's window is the target's.
+CLOCK_TOLERANCE_S = 1.0
+
+
+def _clock_tolerance_s(phase, run):
+    """The widening of a stop phase's window (CLOCK_TOLERANCE_S; 0 under a container)."""
+    start = next((ph for ph in run.get('phases') or [] if isinstance(ph, dict) and ph.get('at') == 'start'
+                  and ph.get('observes') and ph.get('host') == phase.get('host')), None)
+    guest = ((start or {}).get('args') or {}).get('guest') or {}
+    return 0.0 if phase.get('observes') == 'hypervisor' and guest.get('kind') == 'lxc' else CLOCK_TOLERANCE_S
+
+
 def observer_args(phase, margs, run, held, run_id):
     """An observer phase's module options: the run id and key its owner marker carries, and for the
-    stop the target's window out of the run's held records (its samples are cut to it)."""
+    stop the target's window out of the run's held records (its samples are cut to it), widened by
+    the clocks' tolerance where the host below has a clock of its own (CLOCK_TOLERANCE_S)."""
     margs = dict(margs, run_id=run_id or 'unknown', run_key=run.get('key'))
     if phase.get('at') == 'after':
         since, until = _window(of_run(held, run))
         if since is not None:
-            margs.update(since=since, until=until)
+            margin = _clock_tolerance_s(phase, run)
+            margs.update(since=since - margin, until=until + margin)
     return margs
 
 

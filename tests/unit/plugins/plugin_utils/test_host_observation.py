@@ -15,7 +15,7 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import expl
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    amend_records, by_name, drbd_peers, local_observers, observer_args, observer_phases, phase_args, plan_batches,
+    CLOCK_TOLERANCE_S, amend_records, by_name, drbd_peers, local_observers, observer_args, observer_phases, phase_args, plan_batches,
     stop_left_observers)
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, proc_start_time, update_marker
 from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import plan_schedule
@@ -101,14 +101,27 @@ def _held(wall_start=1000.0, window_s=2.0, key='k1', repetition=1, written=512 *
 
 
 def test_the_stop_is_cut_to_the_targets_window_and_carries_the_owner():
-    run = {'key': 'k1', 'repetition': 1}
-    stop = {'name': 'observed@hv', 'at': 'after', 'observes': 'hypervisor'}
+    """A container's host reads the same clock: the target's window as it is; a qemu guest's host
+    (its clock starts from the emulated RTC, whole seconds) and a DRBD peer have clocks of their own:
+    the window widened by CLOCK_TOLERANCE_S on each side (a guest's 0.6 s synced write under
+    cache=none, its host's disk seen with 1.2 of its 17 MB in the unwidened window: writes_elided
+    where nothing was elided)."""
+    start = {'name': 'observe@hv', 'at': 'start', 'host': 'hv', 'observes': 'hypervisor',
+             'args': {'state': 'started', 'guest': {'kind': 'lxc', 'name': 'bl-g2'}}}
+    run = {'key': 'k1', 'repetition': 1, 'phases': [start]}
+    stop = {'name': 'observed@hv', 'at': 'after', 'host': 'hv', 'observes': 'hypervisor'}
     held = [_held(), _held(wall_start=5000.0, key='other')]     # another run's record: not this one's window
     assert observer_args(stop, {'state': 'stopped', 'id': '/x'}, run, held, 'run-1') == {
         'state': 'stopped', 'id': '/x', 'run_id': 'run-1', 'run_key': 'k1', 'since': 1000.0, 'until': 1002.0}
-    start = dict(stop, at='start')
-    expected = {'state': 'started', 'run_id': 'run-1', 'run_key': 'k1'}
-    assert observer_args(start, {'state': 'started'}, run, held, 'run-1') == expected
+    assert observer_args(start, {'state': 'started'}, run, held, 'run-1') == {
+        'state': 'started', 'run_id': 'run-1', 'run_key': 'k1'}
+    m = CLOCK_TOLERANCE_S
+    assert m >= 1.0
+    vm = dict(run, phases=[dict(start, args={'state': 'started', 'guest': {'kind': 'libvirt', 'name': 'g1'}})])
+    peer = dict(run, phases=[dict(start, observes='drbd_peer', args={'state': 'started'})])
+    for other, phase in ((vm, stop), (peer, dict(stop, observes='drbd_peer'))):
+        got = observer_args(phase, {'state': 'stopped', 'id': '/x'}, other, held, 'run-1')
+        assert (got['since'], got['until']) == (1000.0 - m, 1002.0 + m), got
 
 
 def _host_obs(busy=40.0, guest=20.0, kthreads=5.0, devices=None, window_s=2.0):
