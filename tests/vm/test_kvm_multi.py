@@ -14,14 +14,19 @@ address on it).
 
 1. in the same ansible-playbook run as the boot, one at a time (concurrency 1):
    - a factor that differs between guests, side by side (`pivot: disk_bus`): disk bus virtio or
-     ide crossed with the cache mode none or writeback (g1 virtio/none, g2 ide/none, g3
-     virtio/writeback, g4 ide/writeback; the network goes with the cache mode, see GUESTS);
+     ide crossed with the cache mode none or unsafe (g1 virtio/none, g2 ide/none, g3 virtio/unsafe,
+     g4 ide/unsafe; the network goes with the cache mode, see GUESTS); g3's images lie on an ext4 of its own on a loop
+     device (OWN_FS), made before the lab's libvirtd starts;
    - dd sequential read (bs=16M, 32 MiB) of each guest's system disk after dropping the caches in
      the guest and on the host (methodology drop_hypervisor_caches), against the baseline of the
      host's own read of the same base image (attached read-only as a loop device);
    - dd block-device copy in g1, system disk onto the data disk (vda -> vdb), the data disk
      through the device guard (destructive: true);
-   - dd write of a file in g1's /var/tmp, observed in the guest from the file down to vda;
+   - dd write of a file in g1's /var/tmp, observed in the guest from the file down to vda; the same
+     synced write (conv=fdatasync) in g3: the durability contrast (check_durability): g1's
+     (cache=none) is on the host's disk when its sync returns, not flagged; g3's (cache=unsafe: qemu
+     ignores the guest's flush) is still in the host's page cache of its image, `not_durable`,
+     stopped at the loop device under it;
    - iperf3 with one guest: g1 (routed) -> host and host -> g1 at the same time (one cell, two
      pairs), then the same with g3 (bridged);
    - iperf3 guest -> guest (g2 -> g1);
@@ -52,8 +57,8 @@ one, booted and benchmarked beside these): the same checks run here on g1 and g3
 boots six guests instead of eight.
 
 Not here: KVM acceleration (none on this machine), several emulator builds (one qemu). Everything
-the test makes (domains, network, bridge, images, the loop device) is removed, also on failure (the
-bridge dies with the lab's network namespace).
+the test makes (domains, network, bridge, images, the loop devices, g3's file system) is removed,
+also on failure (the bridge dies with the lab's network namespace).
 """
 
 import json
@@ -73,6 +78,8 @@ import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import guest_layers  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 import vmlab  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import run_verdicts  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.benchlab.bench.plugins.plugin_utils.layerpath import judge  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (  # noqa: E402  pylint: disable=wrong-import-position
     TOGETHER_MIN, together)
 
@@ -87,10 +94,11 @@ HOST_IP = {'routed': vmlab.NET['host'], 'bridged': BRIDGE['host']}
 # name, address, disk bus, cache mode, network: two routed guests (a libvirt routed network the role
 # defines), two bridged (taps on the test's bridge). The network goes with the cache mode: with four
 # guests, three two-valued factors cannot all be crossed, and the dd pivot by disk bus shows the two
-# that go together side by side (rows 'none, routed' and 'writeback, bridged'); crossed the other way,
-# a row by either would credit it with what the other did (the analysis then keeps both as rows)
+# that go together side by side (rows 'none, routed' and 'unsafe, bridged'); crossed the other way, a
+# row by either would credit it with what the other did (the analysis then keeps both as rows). g1
+# (none) and g3 (unsafe) are the durability contrast: the same synced write in each.
 GUESTS = [('kvmt-guest', '198.19.77.2', 'virtio', 'none', 'routed'), ('kvmm-g2', '198.19.77.3', 'ide', 'none', 'routed'),
-          ('kvmm-g3', '198.19.80.4', 'virtio', 'writeback', 'bridged'), ('kvmm-g4', '198.19.80.5', 'ide', 'writeback', 'bridged')]
+          ('kvmm-g3', '198.19.80.4', 'virtio', 'unsafe', 'bridged'), ('kvmm-g4', '198.19.80.5', 'ide', 'unsafe', 'bridged')]
 # the steps of several guests at once: per network, then all four (two routed + two bridged)
 STEPS = {2: [[0, 1], [2, 3]], 4: [[0, 1, 2, 3]]}
 # The system disk and the data disk as the guest sees them. IDE disks are probed asynchronously, so
@@ -119,6 +127,12 @@ def root_uuid(image):
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+# The image directory of the cache=unsafe guest: an ext4 of its own on a loop device (vmlab.LoopFs),
+# so that the host's counters of that loop device are its image's bytes alone (the host's disk under
+# the other guests' images also counts the DRBD pair's and the other guests' writes)
+OWN_FS = 'unsafe-fs'
+
+
 def role_vars(image, work, name, ip, bus, cache, net, state='present', last=False):
     # No rootdelay: Debian's initramfs sleeps that many seconds first, unconditionally (its init:
     # `sleep "$ROOTDELAY"`); without it, it still waits up to 30 s for the root device after udev
@@ -126,8 +140,10 @@ def role_vars(image, work, name, ip, bus, cache, net, state='present', last=Fals
     # `last`: the last routed guest removes the routed network when it goes
     # the first guest also holds the device guard's md mirror, LVM volume and DRBD device (guard_holders)
     memory = {'kvm_guest_memory_mib': 512} if name == GUESTS[0][0] else {}
+    images = work / OWN_FS / 'images' if cache == 'unsafe' else work / 'images'
     return vmlab.guest_vars(
         image, work, name, ip, state=state, kvm_guest_disk_bus=bus, kvm_guest_disk_cache=cache, **memory,
+        kvm_guest_image_dir=str(images),
         kvm_guest_disk_io='threads', kvm_guest_data_disk_size='64M', kvm_guest_wait_ssh=False,
         kvm_guest_network_remove=last, kvm_guest_network_mode=net, kvm_guest_bridge=BRIDGE['name'],
         kvm_guest_cmdline='root=UUID=%s rw console=ttyS0 net.ifnames=0 systemd.hostname=%s '
@@ -164,8 +180,10 @@ def matrix(loop_dev):
     g1 = GUESTS[0]
     cells.append({'name': '%s-copy' % g1[0], 'host': g1[0], 'path': DISK[g1[2]][1], 'labels': labels % g1[0],
                   'params': {'dd': {'input': DISK[g1[2]][0]}}})
-    # a file written in the guest's /var/tmp: the stack from the file down to vda, observed in the guest
-    cells.append({'name': '%s-write' % g1[0], 'host': g1[0], 'path': '/var/tmp', 'labels': labels % g1[0]})
+    # a file written in the guest's /var/tmp: the stack from the file down to vda, observed in the guest;
+    # the same synced write in g3 (cache=unsafe: qemu ignores the guest's flush), for the contrast
+    for g in (g1, GUESTS[2]):
+        cells.append({'name': '%s-write' % g[0], 'host': g[0], 'path': '/var/tmp', 'labels': labels % g[0]})
     # one guest at a time: the first routed guest, then the first bridged one
     x1 = [iperf_cell(1, 0), iperf_cell(1, 2)]
     cells.extend(x1)
@@ -254,8 +272,8 @@ def check_guest_write(records, version):
         labels = rec['labels']
         assert labels['platform'] == 'kvm' and labels['hypervisor'] == 'localhost', labels
         assert labels['domain_type'] == 'qemu' and labels['emulator_version'] == version, labels
-    (write,) = [r for r in records if r['tool'] == 'dd' and r['test'] == 'write']
-    assert write['host'] == GUESTS[0][0] and write['metrics']['throughput']['value'] > 0, write
+    (write,) = [r for r in records if r['tool'] == 'dd' and r['test'] == 'write' and r['host'] == GUESTS[0][0]]
+    assert write['metrics']['throughput']['value'] > 0, write
     obs = write.get('observed') or {}
     stack = [(l['kind'], l['name'], l['above']) for l in obs.get('stack', [])]
     assert stack and stack[0][0] in ('path', 'file') and ('disk', 'vda', '/') in stack, stack
@@ -263,6 +281,42 @@ def check_guest_write(records, version):
     assert obs['cpu']['cores'] == 1 and not [m for m in obs['missing'] if m['source'] == '/proc/stat'], obs
     vda = [d for d in obs['devices'] if d['name'] == 'vda']
     assert vda and vda[0]['write_bytes'] >= write['metrics']['bytes']['value'], obs['devices']
+
+
+def check_durability(records, report, own_dev):
+    """The same synced write (dd conv=fdatasync, 16 MiB in /var/tmp) in g1 (cache=none) and g3
+    (cache=unsafe), each observed in the guest and on the host under its image. g1: qemu writes the
+    image with O_DIRECT and passes the guest's flush on, so the host's disk under the image got the
+    bytes before the sync returned: not flagged. g3: qemu ignores the flush, the bytes wait in the
+    host's page cache of the image; the loop device under its own ext4 (OWN_FS) got less than nine
+    tenths of them when the sync returned: not_durable, the bytes stopped there, under the guest's vda.
+    The host's samples cover the guest's window widened by the clocks' tolerance (a TCG guest's clock
+    starts up to a second behind: runpath.CLOCK_TOLERANCE_S); without it g1's flush fell outside.
+    Nothing else on this machine syncs meanwhile: the DRBD pair beside this test drops no host caches
+    (drbd_lab.matrix), and the runs here go one at a time (each drops the host's caches before its
+    window, not in it)."""
+    write = dict((r['host'], r) for r in records if r['tool'] == 'dd' and r['test'] == 'write')
+    figures = {}
+    for guest, durable in ((GUESTS[0], True), (GUESTS[2], False)):
+        rec = write[guest[0]]
+        assert rec['labels']['disk_cache'] == guest[3] and rec['labels']['cell'] == '%s-write' % guest[0], rec['labels']
+        written = rec['metrics']['bytes']['value']
+        judged = judge(rec['observed'], 'write', written)
+        host = [l for l in judged['layers'] if l['where'] == 'localhost']
+        codes = dict((v['code'], v) for v in run_verdicts(rec))
+        assert judged['layers'][0]['where'] == 'target' and judged['layers'][0]['of_tool'] >= 0.9, judged
+        figures['%s host share' % guest[3]] = min(l['of_tool'] for l in host)
+        if durable:
+            assert host and all(l['of_tool'] >= 0.9 for l in host), judged
+            assert 'not_durable' not in codes and 'writes_elided' not in codes, codes
+            continue
+        assert [l['name'] for l in host][:1] == [os.path.basename(own_dev)], (own_dev, judged)
+        assert host[0]['of_tool'] < 0.9, judged
+        assert judged['stopped']['at'] == os.path.basename(own_dev) and judged['stopped']['above'] == 'vda', judged
+        assert 'not_durable' in codes and 'writes_elided' not in codes, (codes, rec['observed'].get('host'))
+        assert "the host under the guest's disk vda" in codes['not_durable']['message'], codes['not_durable']
+    assert 'not durable' in report, report
+    return figures
 
 
 def check_first_run(records, results, report):
@@ -288,7 +342,7 @@ def check_first_run(records, results, report):
     assert pivot and pivot[0]['factor'] == 'disk_bus', results['analysis']['pivots']
     assert set(pivot[0]['columns']) == {'host', 'virtio', 'ide'}, pivot[0]
     assert sorted((r['disk_cache'], r.get('net')) for r in pivot[0]['rows']) == [
-        ('host', None), ('none', 'routed'), ('writeback', 'bridged')], pivot[0]['rows']
+        ('host', None), ('none', 'routed'), ('unsafe', 'bridged')], pivot[0]['rows']
     assert len([c for row in pivot[0]['cells'] for c in row if c]) == 5, pivot[0]
     assert 'disk_bus' in report and 'host-read' in report
     # guest -> guest
@@ -373,12 +427,14 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
     # the host's baseline: the guests' base image, read-only, as a block device
     loop_dev = subprocess.run(['losetup', '-r', '-f', '--show', str(image / 'rootfs.img')], capture_output=True,
                               text=True, check=True).stdout.strip()
+    own = None
     inv, booted = write_inventories(work, image, loop_dev)
 
     def play(name, book, inventory=inv, *extra, timeout=1800):
         return vmlab.timed_playbook(lab, env, inventory, work, name, book, timings, *extra, timeout=timeout)
 
     try:
+        own = vmlab.LoopFs(work, OWN_FS)    # before the lab starts: its mount namespace copies the mount
         lab.start()
         vmlab.make_bridge(lab, BRIDGE['name'], BRIDGE['host'])
         up = play('up', guests_play(image, work, 'present')
@@ -391,6 +447,7 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
         version = subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True,
                                  check=True).stdout.split()[3]
         check_guest_write(records, version)
+        figures.update(check_durability(records, (run_dir / 'report.md').read_text(), own.dev))
         # the bridged guests' tap devices are ports of the test's bridge
         assert len(vmlab.in_lab(lab, 'ip', '-o', 'link', 'show', 'master', BRIDGE['name']).stdout.splitlines()) == 2
 
@@ -433,11 +490,14 @@ def test_four_guests_at_once_disk_bus_side_by_side_and_iperf_steps(tmp_path):
         assert down.returncode == 0, down.stdout[-4000:]
         assert lab.virsh('list', '--all', '--name').stdout.split() == []
         assert lab.virsh('net-list', '--all', '--name').stdout.split() == []
-        assert list((work / 'images').iterdir()) == []
+        assert list((work / 'images').iterdir()) == [] and list((work / OWN_FS / 'images').iterdir()) == []
         assert vmlab.NET['bridge'] not in vmlab.in_lab(lab, 'ip', '-o', 'link').stdout
         vmlab.remove_bridge(lab, BRIDGE['name'])
     finally:
         vmlab.teardown(lab, control, work / 'images')
+        if own:
+            libvirtd_lab.cleanup_dir(own.mnt / 'images')
+            own.close()
         subprocess.run(['losetup', '-d', loop_dev], check=False)
         print('timings (s): %s' % {k: round(v, 1) for k, v in timings.items()})
         print('figures (TCG, shared machine): %s' % {k: round(v, 1) for k, v in figures.items()})

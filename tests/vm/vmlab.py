@@ -181,3 +181,33 @@ def teardown(lab, control, images=None):
     libvirtd_lab.cleanup_dir(control)
     if images is not None:
         libvirtd_lab.cleanup_dir(images)
+
+
+class LoopFs:
+    """An ext4 file system of its own on a loop device (a sparse file under `work`), mounted at
+    work/<name>: a guest's image directory whose bytes no other work shares, so the host's counters of
+    that loop device are the guest's image's alone. Made before the private libvirtd starts (its mount
+    namespace copies the mounts there are then; qemu opens the images through that copy). `close()`
+    unmounts it and detaches the loop device, whatever happened (a mount the lab's namespace still
+    holds goes with that namespace; the detach then waits for it: losetup's autoclear)."""
+
+    def __init__(self, work, name, size='512M'):
+        self.file = work / ('%s.img' % name)
+        self.mnt = work / name
+        self.dev = None
+        subprocess.run(['truncate', '-s', size, str(self.file)], check=True)
+        subprocess.run(['mkfs.ext4', '-q', '-F', str(self.file)], check=True)
+        self.dev = subprocess.run(['losetup', '-f', '--show', str(self.file)], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+        try:
+            self.mnt.mkdir()
+            subprocess.run(['mount', self.dev, str(self.mnt)], check=True)
+        except (OSError, subprocess.CalledProcessError):
+            self.close()
+            raise
+
+    def close(self):
+        if self.dev:
+            subprocess.run(['umount', str(self.mnt)], check=False)
+            subprocess.run(['losetup', '-d', self.dev], check=False)
+            self.dev = None
