@@ -247,6 +247,35 @@ def run_guards(methodology, repetition, warmup=False, concurrency=1):
     return guards
 
 
+def unit_checks(matrix):
+    """(matrix, problems): every benchmark's params and every cell's ``params.<tool>`` through its
+    tool's unit (toolinfo.params_checked: files the matrix names, read and checked on the controller,
+    their text carried in the params). The matrix itself when no unit changed a params mapping, else
+    a copy in which only the changed mappings and what holds them are new: not copy.deepcopy, since on
+    ansible-core 2.19+ the matrix is a lazy template container, and deep-copying one copies its
+    templating context too (about a second for a three-run matrix)."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils import toolinfo
+    cache, problems, changed = {}, [], False
+    benchmarks, cells = [], []
+    for i, b in enumerate(matrix.get('benchmarks') or []):
+        if isinstance(b, dict) and isinstance(b.get('params'), dict):
+            params, found = toolinfo.params_checked(b.get('tool'), b['params'], 'bench_matrix.benchmarks[%d].params' % i, cache)
+            problems.extend(found)
+            if params is not b['params']:
+                b, changed = dict(b, params=params), True
+        benchmarks.append(b)
+    for i, c in enumerate(matrix.get('cells') or []):
+        if isinstance(c, dict) and isinstance(c.get('params'), dict):
+            per_tool = dict(c['params'])
+            for tool, given in c['params'].items():
+                per_tool[tool], found = toolinfo.params_checked(tool, given, 'bench_matrix.cells[%d].params.%s' % (i, tool), cache)
+                problems.extend(found)
+            if any(per_tool[k] is not v for k, v in c['params'].items()):
+                c, changed = dict(c, params=per_tool), True
+        cells.append(c)
+    return (dict(matrix, benchmarks=benchmarks, cells=cells) if changed else matrix), problems
+
+
 def validate_matrix(matrix, inventory_hosts=None):
     """Raise MatrixError listing every problem; return the matrix otherwise (a copy with the text of
     every fio job_file it names, as job_file_content, when it names one)."""
@@ -255,10 +284,8 @@ def validate_matrix(matrix, inventory_hosts=None):
     problems = schema_problems(matrix)
     if not problems:
         problems = semantic_problems(matrix, inventory_hosts)
-    if not problems:    # fio job files and dbench load files named by the matrix: checked here, on the controller
-        from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import load_file_problems, with_job_files
-        matrix, problems = with_job_files(matrix)
-        problems = problems + load_file_problems(matrix)
+    if not problems:    # files the matrix names (fio job files, dbench load files): checked here, on the controller
+        matrix, problems = unit_checks(matrix)
     if problems:
         raise MatrixError(problems)
     return matrix

@@ -37,7 +37,12 @@ A unit is a Python module with these names (docs/development.md, "Adding a bench
   asks this, plugin_utils/explain.py); ``synced(record)`` (True when the record's writes end with a
   sync the tool waited for: a durability check compares the bytes on the layers below with them),
   ``tool_value(metric, value)`` ((value, unit) in the unit the tool prints where it differs from the
-  record's: results.csv's tool_value and tool_unit).
+  record's: results.csv's tool_value and tool_unit);
+  ``check_params(params, where, cache)`` ((params, problems): one params mapping of a matrix, a
+  benchmark's or a cell's ``params.<tool>``, checked on the controller before any host is touched:
+  files the matrix names, read and checked as the module will (fio's job files, dbench's load
+  files), their text carried in a new params mapping; each problem names `where` and the field;
+  `cache`: a dict of this tool's for the matrix, so that a file named twice is read once).
 
 Private to benchlab.bench (no API promise).
 """
@@ -190,6 +195,16 @@ def record_synced(record):
     mod = unit(matrix_tool(record.get('tool')))
     fn = getattr(mod, 'synced', None) if mod is not None else None
     return bool(fn(record)) if fn is not None else False
+
+
+def params_checked(tool, params, where, cache):
+    """(params, problems) of one params mapping of tool `tool` in a matrix: its unit's check_params, or
+    the params as they are without one. `cache`: {tool: that unit's cache} over one matrix."""
+    mod = unit(tool) if isinstance(tool, str) else None
+    fn = getattr(mod, 'check_params', None) if mod is not None else None
+    if fn is None or not isinstance(params, dict):
+        return params, []
+    return fn(params, where, cache.setdefault(tool, {}))
 
 
 def process_names():

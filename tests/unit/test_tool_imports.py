@@ -4,15 +4,11 @@
 """A tool's parser is imported by that tool's own files only: its module, its filter, its benchmark
 unit and the rest of its parser (module_utils/<tool>*.py). Generic code asks the unit's hooks
 (plugin_utils/toolinfo.py) instead: the histogram rule is the record's (module_utils/stats.py), the
-units a tool prints its values in are its unit's ``tool_value``.
-
-One file still imports parsers it does not own, and is named here until its checks move into the
-units' hooks: plugin_utils/jobfiles.py (fio's and dbench's job and load file checks)."""
+units a tool prints its values in are its unit's ``tool_value``, the files a matrix names are
+checked by its unit's ``check_params``."""
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils import toolinfo
 from ansible_collections.benchlab.bench.tests.unit.test_import_cycles import PREFIX, REPO, edges
-
-STILL_KNOWING = {'plugins.plugin_utils.jobfiles'}
 
 
 def _stems():
@@ -60,10 +56,8 @@ def test_owners_are_found_for_every_tools_parser():
 
 
 def test_no_generic_file_imports_a_tools_parser():
-    found = [l for l in leaks() if l[0] not in STILL_KNOWING]
+    found = leaks()
     assert not found, 'generic code imports a tool\'s parser (ask its unit\'s hooks instead): %s' % found
-    # the file still named knows what it is said to know (remove it from STILL_KNOWING when it is mended)
-    assert set(l[0] for l in leaks()) == STILL_KNOWING
 
 
 def test_a_leak_is_found(tmp_path):

@@ -7,7 +7,9 @@ and their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API p
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
+import os
+
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record, loadfile_problem
 
 ORDER = 40
 RECORDS = ('dbench',)
@@ -36,3 +38,33 @@ def estimate_s(params, opt, mb):
 IMPORTS = {'dbench': {'parse': lambda entry, text: [dbench_record(text, test=entry.get('test'),
                                                                   tool_version=entry.get('tool_version'))],
                       'keys': ()}}
+
+# The module's cap on a load file (modules/dbench.py MAX_LOADFILE_BYTES)
+MAX_LOAD_FILE_BYTES = 256 * 1024 * 1024
+
+
+def _load_file_problem(path):
+    """The problem of one load file on the controller, or None (also when it is not here)."""
+    if not os.path.isfile(path):
+        return None         # not on the controller (or no regular file): the module judges it on the target
+    try:
+        with open(path, 'rb') as f:
+            data = f.read(MAX_LOAD_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_LOAD_FILE_BYTES:
+        return '%s is larger than %d bytes: not a dbench load file?' % (path, MAX_LOAD_FILE_BYTES)
+    return loadfile_problem(data, name=path)
+
+
+def check_params(params, where, cache):
+    """(params, problems) of one dbench params mapping of a matrix at `where`: its load file
+    (``loadfile``) read the way dbench reads it (module_utils/dbench.loadfile_problem) where the
+    controller has the file, a problem naming the field and the line; the module checks it again on
+    the target, where it runs. `cache`: {path: problem} of this matrix's load files."""
+    path = params.get('loadfile')
+    if not isinstance(path, str):
+        return params, []
+    if path not in cache:
+        cache[path] = _load_file_problem(path)
+    return params, ['%s.loadfile: %s' % (where, cache[path])] if cache[path] else []

@@ -7,7 +7,16 @@ their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promi
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ansible.utils.unsafe_proxy import wrap_var
+
+from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records, job_file_in_workdir, job_file_text, parse_only_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+    FioJobError, check_fio_job, engine_problem, options_to_sections, parse_job_file)
 
 ORDER = 20
 RECORDS = ('fio',)
@@ -54,7 +63,7 @@ PLAN_PARAMS = {
 
 def module_args(run):
     """The job's name is the benchmark's; a job file of the matrix travels as its text (read and
-    checked on the controller, plugin_utils/jobfiles.py) and its name."""
+    checked on the controller, check_params below) and its name."""
     params = run.get('params') or {}
     args = {'name': run['benchmark']}
     if params.get('job_file'):
@@ -101,3 +110,117 @@ def synced(record):
     if params.get('end_fsync'):
         given['end_fsync'] = 1
     return any(str(given.get(k, '0')).strip().lower() not in ('0', 'false', 'no', 'off', '') for k in SYNC_OPTIONS)
+
+
+# fio job files and job options named by a matrix (``params: {job_file: <file on the controller>}``,
+# ``params: {options: {...}}``), checked on the controller before any host is touched: each job file
+# is read, parsed and checked the way the fio module will check it on the target (module_utils/fiojob:
+# [global] inheritance, options that run programs, devices), and, when fio is installed on the
+# controller, by ``fio --parse-only`` too; a problem names the matrix field, the file and the line.
+# Its text then travels in the run's params as ``job_file_content`` (the module runs a copy in its
+# work directory), so the content is part of the run key: a changed file is a new cell for resume.
+MAX_JOB_FILE_BYTES = 1024 * 1024
+# Where the check pretends the work directory is (nothing is created there).
+_CHECK_WORKDIR = '/nonexistent/benchlab-fio-check'
+
+
+def _parse_only(text, sections, origin):
+    """fio --parse-only on the controller (when fio is installed here), or None."""
+    fio = shutil.which('fio')
+    if not fio:
+        return None
+    fd, path = tempfile.mkstemp(prefix='benchlab-jobcheck-', suffix='.fio')
+    try:
+        with os.fdopen(fd, 'w') as f:
+            f.write(text)
+        proc = subprocess.run([fio, '--parse-only', path], capture_output=True, text=True, check=False, timeout=60,
+                              cwd=tempfile.gettempdir(), env=dict(os.environ, LC_ALL='C'))
+    except (OSError, subprocess.SubprocessError) as e:
+        return None if isinstance(e, OSError) else '%s: fio --parse-only did not finish: %s' % (origin, e)
+    finally:
+        os.unlink(path)
+    if proc.returncode == 0:
+        return None
+    return parse_only_problem(proc.stdout + proc.stderr, sections, origin)
+
+
+def check_job_file(path):
+    """(text, problem or None) of one job file; the problem names the file and the line."""
+    origin = path
+    try:
+        with open(path, 'rb') as f:
+            raw = f.read(MAX_JOB_FILE_BYTES + 1)
+    except OSError as e:
+        return None, 'cannot read the fio job file %s: %s' % (path, e.strerror or e)
+    if len(raw) > MAX_JOB_FILE_BYTES:
+        return None, '%s is larger than %d bytes: not a fio job file?' % (path, MAX_JOB_FILE_BYTES)
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as e:
+        return None, '%s is not UTF-8 text (byte %d)' % (path, e.start)
+    try:
+        sections = parse_job_file(text, name=origin)
+        if not any(not s.startswith('global') for s, _v, _l in sections):
+            return None, '%s has no job section (only [global]): fio would run nothing' % path
+        moved, _notes = job_file_in_workdir(sections, _CHECK_WORKDIR, origin=origin)
+        found = check_fio_job(moved, _CHECK_WORKDIR, origin=origin)
+    except FioJobError as e:
+        return None, str(e)
+    if found.get('devices'):
+        return None, ('%s names block device(s) %s: a matrix runs job files on files in the cell\'s path; '
+                      'run device benchmarks with the fio module and destructive: true' % (path, ', '.join(found['devices'])))
+    if found.get('outside'):
+        return None, ('%s writes outside the work directory (%s): benchlab writes only in its own work directory; '
+                      'remove or make these paths relative' % (path, ', '.join('[%s] %s=%s' % o for o in found['outside'])))
+    problem = _parse_only(job_file_text(moved), moved, origin)
+    if problem:
+        return None, problem
+    return text, None
+
+
+def options_problem(options):
+    """Why a fio benchmark's `options` (the fio module's option: further job options) would be
+    refused on the target, or None: the fio module's own check (module_utils/fiojob), with the same
+    rules as a job file of the matrix (no block device, nothing outside the work directory)."""
+    try:
+        sections = options_to_sections(options, name='options', base={'name': 'check', 'directory': _CHECK_WORKDIR})
+        found = check_fio_job(sections, _CHECK_WORKDIR, origin='options')
+    except FioJobError as e:
+        return str(e).replace('(allow_unsafe)', '(not from a matrix: the fio module with allow_unsafe_options: true)')
+    if found.get('devices'):
+        return ('names block device(s) %s: a matrix runs fio on files in the cell\'s path; run device benchmarks '
+                'with the fio module and destructive: true' % ', '.join(found['devices']))
+    if found.get('outside'):
+        return ('writes outside the work directory (%s): benchlab writes only in its own work directory; remove or '
+                'make these paths relative' % ', '.join('%s=%s' % (k, v) for _s, k, v in found['outside']))
+    return None
+
+
+def check_params(params, where, cache):
+    """(params, problems) of one fio params mapping of a matrix (a benchmark's, or a cell's
+    ``params.fio``) at `where`: its options and engine as the fio module would check them, and its job
+    file read and checked here; a job file's params come back as a new mapping with the absolute
+    ``job_file`` and its text, ``job_file_content``. `cache`: {path: (text, problem)} of this matrix's
+    job files (each read once). Relative paths are taken from the current directory (where
+    ansible-playbook runs)."""
+    problems = []
+    if params.get('options'):
+        problem = options_problem(params['options'])
+        if problem:
+            problems.append('%s.options: %s' % (where, problem))
+    if isinstance(params.get('ioengine'), str):
+        problem = engine_problem(params['ioengine'])
+        if problem:
+            problems.append('%s.ioengine: %s is refused: %s; a matrix cannot allow it (the fio module can, with '
+                            'allow_unsafe_options: true)' % (where, params['ioengine'], problem))
+    if not params.get('job_file'):
+        return params, problems
+    path = os.path.abspath(os.path.expanduser(str(params['job_file'])))
+    if path not in cache:
+        cache[path] = check_job_file(path)
+    text, problem = cache[path]
+    if problem:
+        return params, problems + ['%s.job_file: %s' % (where, problem)]
+    # data, never a template: a job file's `{{` must reach fio as written (ansible-core < 2.19 would
+    # otherwise template the plan's strings again)
+    return dict(params, job_file=path, job_file_content=wrap_var(text)), problems

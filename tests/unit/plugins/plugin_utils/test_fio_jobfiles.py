@@ -15,8 +15,7 @@ import pytest
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
     effective_job_options, job_file_in_workdir, job_file_text, parse_only_problem)
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import check_fio_job, parse_job_file
-from ansible_collections.benchlab.bench.plugins.plugin_utils.jobfiles import with_job_files
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan, unit_checks
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 
 JOBS = Path(__file__).resolve().parents[2] / 'fixtures' / 'fio' / 'jobs'
@@ -134,7 +133,7 @@ def test_unsafe_and_unreadable_job_files_are_refused(tmp_path):
 
 
 def test_job_files_leave_the_callers_matrix_as_it_was(tmp_path):
-    """with_job_files copies only the params it fills in (no deep copy of the matrix: slow on the
+    """The units' checks copy only the params they fill in (no deep copy of the matrix: slow on the
     lazy containers of ansible-core 2.19+), so the matrix it was given is unchanged, in a cell's
     fio params too, and a matrix without job files comes back as it is."""
     job = tmp_path / 'tio.fio'
@@ -142,12 +141,12 @@ def test_job_files_leave_the_callers_matrix_as_it_was(tmp_path):
     matrix = _matrix(job)
     matrix['cells'][0]['params'] = {'fio': {'job_file': str(job)}}
     before = copy.deepcopy(matrix)
-    out, problems = with_job_files(matrix)
+    out, problems = unit_checks(matrix)
     assert problems == []
     assert matrix == before
     assert out['benchmarks'][0]['params']['job_file_content'] == job.read_text()
     assert out['cells'][0]['params']['fio']['job_file_content'] == job.read_text()
     assert out['cells'][0]['name'] == matrix['cells'][0]['name']
     plain = {'benchmarks': [{'name': 'b', 'tool': 'fio', 'params': {'rw': 'read'}}], 'cells': []}
-    assert with_job_files(plain) == (plain, [])
-    assert with_job_files(plain)[0] is plain
+    assert unit_checks(plain) == (plain, [])
+    assert unit_checks(plain)[0] is plain

@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A matrix's dbench `loadfile` is checked on the controller when the controller has the file
-(plugin_utils/jobfiles.load_file_problems, the module's own check module_utils/dbench.loadfile_problem),
+(the dbench unit's check_params, the module's own check module_utils/dbench.loadfile_problem),
 before any host is touched: the problem names the field, the file and the line."""
 
 import pytest
