@@ -30,10 +30,6 @@ HOST_BUSY = 'host_busy'                  # the hypervisor host busy with other w
 EVIDENCE_CODES = (WRITES_ELIDED, WRITE_AMPLIFIED, NOT_DURABLE, SERVED_FROM_CACHE, DEVICE_BOUND, CPU_BOUND, LINK_BOUND, STEAL,
                   HOST_BUSY)
 
-# fio options that make the written data zeros, a fixed pattern or compressible/dedupable blocks.
-FIO_COMPRESSIBLE = ('zero_buffers', 'buffer_compress_percentage', 'buffer_pattern', 'dedupe_percentage')
-
-
 def record_flags(params, extra=()):
     """The sorted, distinct codes of a record: `extra` (what the module found) and what its
     params say as data (the guards' quiet verdict, dd's data: zero)."""
@@ -45,28 +41,3 @@ def record_flags(params, extra=()):
     if params.get('data') == 'zero' and params.get('test', 'write') != 'read':
         codes.add(ZERO_DATA)
     return sorted(codes)
-
-
-def fio_compressible(options):
-    """The fio options of a {name: value} mapping (None: given without a value, which sets a flag
-    option) that make its writes zeros, a pattern or compressible/dedupable: the names found, sorted;
-    [] when fio writes its default (random, scrambled) buffers."""
-    found = set()
-    for name, value in (options or {}).items():
-        name = str(name).lstrip('-').strip()
-        if name not in FIO_COMPRESSIBLE:
-            continue
-        value = '1' if value is None else str(value).strip().lower()
-        if name == 'buffer_pattern' or value not in ('0', 'false', 'no', 'off', ''):
-            found.add(name)
-    return sorted(found)
-
-
-def fio_zero_warning(sections):
-    """The warning for fio job sections [(section, {name: value}, lines)] that write zeros or
-    compressible data, or None."""
-    found = sorted(set(n for _section, values, _lines in sections or [] for n in fio_compressible(values)))
-    if not found:
-        return None
-    return ('the fio job writes zeros or compressible data (%s): storage that skips or compresses such blocks '
-            '(ploop, thin volumes, compression, dedup) fakes the speed' % ', '.join(found))

@@ -307,7 +307,7 @@ def cleanup_owned(paths, run_id, run_key, grace=3.0, check=False, proc='/proc'):
     return out
 
 
-def free_space_problem(needs, statvfs=os.statvfs, stat=os.stat, writer='dd'):
+def free_space_problem(needs, writer, statvfs=os.statvfs, stat=os.stat):
     """None, or a message naming the directory, the bytes needed and the bytes available, for the
     first filesystem that cannot hold what `needs` ([(directory, bytes)]) writes into it.
     Directories on the same filesystem add up. `writer` names the tool in the message."""

@@ -291,7 +291,7 @@ def prepare_source(br, p, size, workdir, test):
     if test == 'write' and p['data'] == 'random':
         data_dir, w = choose_data_dir(size, target_dir or tempfile.gettempdir(), p['data_dir'])
         br.warn(w, SOURCE_ON_TEST_STORAGE)
-    problem = free_space_problem(space_needed(test, size, target_dir, data_dir))
+    problem = free_space_problem(space_needed(test, size, target_dir, data_dir), 'dd')
     if problem:
         br.refuse(problem)
     if test == 'write' and data_dir is None:

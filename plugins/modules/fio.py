@@ -224,12 +224,12 @@ import os
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module, stop_deferred
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA, fio_zero_warning
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA
 from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
     effective_job_options, fio_records, job_file_in_workdir, job_file_text, parse_only_problem)
 from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
 from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
-    FioJobError, check_fio_job, options_to_sections, parse_job_file, split_names)
+    FioJobError, check_fio_job, fio_zero_warning, options_to_sections, parse_job_file, split_names)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, free_space_problem, remove_tree

@@ -1,8 +1,8 @@
 """Trap codes a target puts on its record (module_utils/trapcodes.py)."""
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import options_to_sections, parse_job_file
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import (
-    TARGET_CODES, fio_compressible, fio_zero_warning, record_flags)
+from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+    fio_compressible, fio_zero_warning, options_to_sections, parse_job_file)
+from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import TARGET_CODES, record_flags
 from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import RUN_CODES, VOCABULARY
 
 

@@ -246,14 +246,14 @@ def test_dd_free_space_names_path_needed_and_available():
 
     def stat_(d):
         return Stat(fs[d][0])
-    assert free_space_problem(space_needed('write', 4096000, '/srv', '/dev/shm'), statvfs, stat_) \
+    assert free_space_problem(space_needed('write', 4096000, '/srv', '/dev/shm'), 'dd', statvfs, stat_) \
         .startswith('not enough free space in /dev/shm: dd would write 4096000 bytes')
-    assert free_space_problem(space_needed('write', 40960, '/srv', '/dev/shm'), statvfs, stat_) is None
+    assert free_space_problem(space_needed('write', 40960, '/srv', '/dev/shm'), 'dd', statvfs, stat_) is None
     # a copy writes two files; the source in the same filesystem adds up
-    msg = free_space_problem(space_needed('copy', 3000 * 1024, '/srv'), statvfs, stat_)
+    msg = free_space_problem(space_needed('copy', 3000 * 1024, '/srv'), 'dd', statvfs, stat_)
     assert msg == ('not enough free space in /srv: dd would write 6144000 bytes (5.9 MiB) there and only 4096000 '
                    'bytes (3.9 MiB) are available: set a smaller size, or free space')
-    assert free_space_problem(space_needed('write', 3000 * 1024, '/srv', '/srv'), statvfs, stat_) is not None
+    assert free_space_problem(space_needed('write', 3000 * 1024, '/srv', '/srv'), 'dd', statvfs, stat_) is not None
     assert space_needed('write', 10, None, None) == []      # /dev/zero onto a block device
 
 
