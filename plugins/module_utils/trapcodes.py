@@ -30,6 +30,7 @@ HOST_BUSY = 'host_busy'                  # the hypervisor host busy with other w
 EVIDENCE_CODES = (WRITES_ELIDED, WRITE_AMPLIFIED, NOT_DURABLE, SERVED_FROM_CACHE, DEVICE_BOUND, CPU_BOUND, LINK_BOUND, STEAL,
                   HOST_BUSY)
 
+
 def record_flags(params, extra=()):
     """The sorted, distinct codes of a record: `extra` (what the module found) and what its
     params say as data (the guards' quiet verdict, dd's data: zero)."""
