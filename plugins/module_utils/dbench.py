@@ -249,6 +249,8 @@ def dbench_record(text, test=None, tool_version=None, labels=None, params=None, 
 #   (snprintf into 1024 bytes: a longer one is cut), with every "client1" in it (the directory
 #   included) replaced by the client's name, client0, client1, ...; the file system then follows `..`.
 # So a load file reaches outside the -D directory through `..` only; the check follows the same rules.
+# The largest load file read, on the target and on the controller (dbench's own client.txt is 25 MiB).
+MAX_LOADFILE_BYTES = 256 * 1024 * 1024
 DBENCH_LINE_MAX = 1022      # fgets(line, 1023): longer lines are read in pieces
 DBENCH_WORD_MAX = 99        # dbench 4.0: malloc(100) per word
 DBENCH_PATH_MAX = 1023      # fname[1024]

@@ -137,7 +137,7 @@ import os
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record, loadfile_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import MAX_LOADFILE_BYTES, dbench_record, loadfile_problem
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 
 LOADFILES = (
@@ -149,8 +149,6 @@ LOADFILES = (
     '/usr/share/dbench4/client.txt',
 )
 MIN_TIME = 2
-# The largest load file read (dbench's own client.txt is 25 MiB).
-MAX_LOADFILE_BYTES = 256 * 1024 * 1024
 # mkdtemp's random part of a work directory's name (benchlab-dbench-XXXXXXXX)
 WORKDIR_RANDOM = 8
 

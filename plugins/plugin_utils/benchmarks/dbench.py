@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record, loadfile_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import MAX_LOADFILE_BYTES, dbench_record, loadfile_problem
 
 ORDER = 40
 RECORDS = ('dbench',)
@@ -39,9 +39,6 @@ IMPORTS = {'dbench': {'parse': lambda entry, text: [dbench_record(text, test=ent
                                                                   tool_version=entry.get('tool_version'))],
                       'keys': ()}}
 
-# The module's cap on a load file (modules/dbench.py MAX_LOADFILE_BYTES)
-MAX_LOAD_FILE_BYTES = 256 * 1024 * 1024
-
 
 def _load_file_problem(path):
     """The problem of one load file on the controller, or None (also when it is not here)."""
@@ -49,11 +46,11 @@ def _load_file_problem(path):
         return None         # not on the controller (or no regular file): the module judges it on the target
     try:
         with open(path, 'rb') as f:
-            data = f.read(MAX_LOAD_FILE_BYTES + 1)
+            data = f.read(MAX_LOADFILE_BYTES + 1)
     except OSError:
         return None
-    if len(data) > MAX_LOAD_FILE_BYTES:
-        return '%s is larger than %d bytes: not a dbench load file?' % (path, MAX_LOAD_FILE_BYTES)
+    if len(data) > MAX_LOADFILE_BYTES:
+        return '%s is larger than %d bytes: not a dbench load file?' % (path, MAX_LOADFILE_BYTES)
     return loadfile_problem(data, name=path)
 
 
