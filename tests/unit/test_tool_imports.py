@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A tool's parser is imported by that tool's own files only, and generic code names no tool in its
+"""A tool's parser is imported by that tool's own files only (its module, its filter, its benchmark
+unit and the rest of its parser: module_utils/<tool>*.py), and generic code names no tool in its
 code (an identifier or a string that is a tool's name; prose in messages and docs may give a tool as
-an example): its module, its filter, its benchmark
-unit and the rest of its parser (module_utils/<tool>*.py). Generic code asks the unit's hooks
+an example). Generic code asks the unit's hooks
 (plugin_utils/toolinfo.py) instead: the histogram rule is the record's (module_utils/stats.py), the
 units a tool prints its values in are its unit's ``tool_value``, the files a matrix names are
 checked by its unit's ``check_params``."""

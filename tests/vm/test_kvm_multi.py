@@ -305,9 +305,10 @@ def check_durability(records, report, own_dev):
         host = [l for l in judged['layers'] if l['where'] == 'localhost']
         codes = dict((v['code'], v) for v in run_verdicts(rec))
         assert judged['layers'][0]['where'] == 'target' and judged['layers'][0]['of_tool'] >= 0.9, judged
+        assert host, ('no layer on the host below %s' % guest[0], judged)
         figures['%s host share' % guest[3]] = min(l['of_tool'] for l in host)
         if durable:
-            assert host and all(l['of_tool'] >= 0.9 for l in host), judged
+            assert all(l['of_tool'] >= 0.9 for l in host), judged
             assert 'not_durable' not in codes and 'writes_elided' not in codes, codes
             continue
         assert [l['name'] for l in host][:1] == [os.path.basename(own_dev)], (own_dev, judged)
