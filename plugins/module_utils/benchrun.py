@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to benchlab.bench: no API promise.
-"""The skeleton every benchmark module runs in (issue 14 section 0).
+"""The skeleton every benchmark module runs in (docs/architecture.md, "Safety").
 
 ``BenchRun`` owns the dangerous parts, so that a module keeps only its options, validation and
 argv:

@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Private to benchlab.bench: no API promise.
-"""Owned work directories (issue 14 section 2, shared contract 2).
+"""Owned work directories (docs/architecture.md, "Safety").
 
 Every benchmark work directory is ``<path>/benchlab-<tool>-<random>/`` and holds the marker
 ``.benchlab-owner.json`` (0600, written right after mkdtemp):
