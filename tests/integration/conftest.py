@@ -3,11 +3,13 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import ansible_runner
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,6 +26,19 @@ def ansible_env(tmp_path, **extra):
                PATH='%s:%s' % (BIN, env.get('PATH', '')))
     env.update(extra)
     return env
+
+
+def runner_run(**kwargs):
+    """ansible_runner.run(**kwargs), leaving this process's SIGINT and SIGTERM handlers as they were.
+    Called in the main thread, ansible-runner sets handlers of its own for both (they only mark its
+    run cancelled) and keeps them after it returns: pytest would then go on through Ctrl-C and a
+    CI timeout's SIGTERM, and the fixtures would never remove what they made."""
+    saved = [(signum, signal.getsignal(signum)) for signum in (signal.SIGINT, signal.SIGTERM)]
+    try:
+        return ansible_runner.run(**kwargs)
+    finally:
+        for signum, handler in saved:
+            signal.signal(signum, handler)
 
 
 def run(argv, env, cwd=REPO, timeout=900):

@@ -1,10 +1,9 @@
 """The Python way in: ansible_runner.run() with records from the events and the report in the artifacts."""
 
 import json
+import signal
 
-import ansible_runner
-
-from conftest import FILES, REPO, ansible_env
+from conftest import FILES, REPO, ansible_env, runner_run
 
 
 def test_runner_gets_records_from_events_and_report_from_artifacts(tmp_path):
@@ -12,11 +11,14 @@ def test_runner_gets_records_from_events_and_report_from_artifacts(tmp_path):
     (tmp_path / 'pdd').mkdir()
     env.pop('BENCHLAB_REPORT_DIR')  # under ansible-runner the run directory goes into the artifacts
     envvars = {k: env[k] for k in ('ANSIBLE_CONFIG', 'PATH')}
-    r = ansible_runner.run(private_data_dir=str(tmp_path / 'pdd'), project_dir=str(REPO),
-                           playbook=str(REPO / 'playbooks/bench.yml'), inventory=str(REPO / 'inventories/local'),
-                           extravars={'bench_install_tools': False,
-                                      **__import__('yaml').safe_load((FILES / 'matrix-tiny.yml').read_text())},
-                           envvars=envvars, quiet=True)
+    handlers = [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)]
+    r = runner_run(private_data_dir=str(tmp_path / 'pdd'), project_dir=str(REPO),
+                   playbook=str(REPO / 'playbooks/bench.yml'), inventory=str(REPO / 'inventories/local'),
+                   extravars={'bench_install_tools': False,
+                              **__import__('yaml').safe_load((FILES / 'matrix-tiny.yml').read_text())},
+                   envvars=envvars, quiet=True)
+    # ansible-runner's own signal handlers are gone again: Ctrl-C and a timeout's SIGTERM still stop the session
+    assert [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)] == handlers
     assert r.rc == 0 and r.status == 'successful', r.stdout.read()[-3000:]
     records = [e['event_data']['res']['bench_result'] for e in r.events
                if e.get('event') == 'runner_on_ok' and 'bench_result' in e.get('event_data', {}).get('res', {})]

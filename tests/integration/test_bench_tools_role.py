@@ -9,10 +9,9 @@ applies the role twice and checks the second run changes nothing).
 import configparser
 import json
 
-import ansible_runner
 import pytest
 
-from conftest import REPO
+from conftest import REPO, runner_run
 
 ROLE = REPO / 'roles/bench_tools'
 
@@ -24,9 +23,9 @@ def play(tmp_path, env, tasks, extra=None):
     book = tmp_path / 'play.yml'
     book.write_text(json.dumps([{'name': 'role logic', 'hosts': 'localhost', 'gather_facts': False,
                                  'vars': extra or {}, 'tasks': tasks}]))
-    r = ansible_runner.run(private_data_dir=str(pdd), playbook=str(book), inventory=str(REPO / 'inventories/local'),
-                           envvars={'ANSIBLE_CONFIG': env['ANSIBLE_CONFIG'], 'PATH': env['PATH']},
-                           quiet=True)
+    r = runner_run(private_data_dir=str(pdd), playbook=str(book), inventory=str(REPO / 'inventories/local'),
+                   envvars={'ANSIBLE_CONFIG': env['ANSIBLE_CONFIG'], 'PATH': env['PATH']},
+                   quiet=True)
     return r.rc, r
 
 
