@@ -251,11 +251,21 @@ def dbench_record(text, test=None, tool_version=None, labels=None, params=None, 
 # So a load file reaches outside the -D directory through `..` only; the check follows the same rules.
 # The largest load file read, on the target and on the controller (dbench's own client.txt is 25 MiB).
 MAX_LOADFILE_BYTES = 256 * 1024 * 1024
+TOO_LARGE = 'is larger than %d bytes: not a dbench load file?'
 DBENCH_LINE_MAX = 1022      # fgets(line, 1023): longer lines are read in pieces
 DBENCH_WORD_MAX = 99        # dbench 4.0: malloc(100) per word
 DBENCH_PATH_MAX = 1023      # fname[1024]
 DBENCH_MAX_WORDS = 19
 _MARKER = b'.benchlab-owner.json'
+
+
+def read_capped(path, cap=MAX_LOADFILE_BYTES):
+    """A load file's bytes, or None when it has more than `cap` bytes (TOO_LARGE % cap: not a
+    dbench load file); OSError when it cannot be read. The one read of a load file, on the target
+    (the module) and on the controller (the matrix's check)."""
+    with open(path, 'rb') as f:
+        data = f.read(cap + 1)
+    return None if len(data) > cap else data
 
 
 _WORD_RE = re.compile(br'(?:[^ "]+|"[^"]*"?)+')

@@ -137,7 +137,8 @@ import os
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import MAX_LOADFILE_BYTES, dbench_record, loadfile_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem,
+                                                                          read_capped)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 
 LOADFILES = (
@@ -205,12 +206,11 @@ def validate(module, p):
 def read_loadfile(module, loadfile):
     """The load file's bytes (at most MAX_LOADFILE_BYTES), or a failure naming it."""
     try:
-        with open(loadfile, 'rb') as f:
-            data = f.read(MAX_LOADFILE_BYTES + 1)
+        data = read_capped(loadfile, MAX_LOADFILE_BYTES)
     except (IOError, OSError) as e:
         module.fail_json(msg='loadfile %s cannot be read: %s' % (loadfile, e))
-    if len(data) > MAX_LOADFILE_BYTES:
-        module.fail_json(msg='loadfile %s is larger than %d bytes: not a dbench load file?' % (loadfile, MAX_LOADFILE_BYTES))
+    if data is None:
+        module.fail_json(msg='loadfile %s %s' % (loadfile, TOO_LARGE % MAX_LOADFILE_BYTES))
     return data
 
 

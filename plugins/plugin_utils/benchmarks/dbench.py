@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import MAX_LOADFILE_BYTES, dbench_record, loadfile_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem,
+                                                                          read_capped)
 
 ORDER = 40
 RECORDS = ('dbench',)
@@ -45,12 +46,11 @@ def _load_file_problem(path):
     if not os.path.isfile(path):
         return None         # not on the controller (or no regular file): the module judges it on the target
     try:
-        with open(path, 'rb') as f:
-            data = f.read(MAX_LOADFILE_BYTES + 1)
+        data = read_capped(path, MAX_LOADFILE_BYTES)
     except OSError:
         return None
-    if len(data) > MAX_LOADFILE_BYTES:
-        return '%s is larger than %d bytes: not a dbench load file?' % (path, MAX_LOADFILE_BYTES)
+    if data is None:
+        return '%s %s' % (path, TOO_LARGE % MAX_LOADFILE_BYTES)
     return loadfile_problem(data, name=path)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import loadfile_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import TOO_LARGE, loadfile_problem, read_capped
 
 HOSTILE = yaml.safe_load((Path(__file__).resolve().parents[2] / 'fixtures' / 'hostile' / 'dbench_loadfiles.yml')
                          .read_text())['cases']
@@ -58,3 +58,15 @@ def test_the_work_directory_decides_too():
     deep = b'Mkdir "' + b'\\d' * 45 + b'" NT_STATUS_OK\n'
     assert loadfile_problem(deep, workdir='/' + 'w' * 960) is not None
     assert loadfile_problem(deep, workdir=WORKDIR) is None
+
+
+def test_a_load_file_is_read_up_to_its_cap(tmp_path):
+    """read_capped: the one read of a load file, by the module on the target and by the matrix's check
+    on the controller."""
+    load = tmp_path / 'load.txt'
+    load.write_bytes(b'x' * 8)
+    assert read_capped(str(load), cap=8) == b'x' * 8
+    assert read_capped(str(load), cap=7) is None
+    assert TOO_LARGE % 7 == 'is larger than 7 bytes: not a dbench load file?'
+    with pytest.raises(OSError):
+        read_capped(str(tmp_path / 'missing.txt'))

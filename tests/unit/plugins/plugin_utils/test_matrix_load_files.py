@@ -7,6 +7,7 @@ before any host is touched: the problem names the field, the file and the line."
 
 import pytest
 
+from ansible_collections.benchlab.bench.plugins.plugin_utils.benchmarks import dbench as dbench_unit
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
 
 # load-file lines that reach outside the work directory (issue 27 finding: Deltree/Unlink/WriteX with ..)
@@ -48,3 +49,13 @@ def test_a_clean_load_file_and_one_only_the_target_has_pass(tmp_path):
     assert expand_plan(matrix(str(load)), inventory_hosts=['localhost'])['runs']
     # not on the controller: the dbench module checks it on the target
     assert expand_plan(matrix(str(tmp_path / 'only-on-the-target.txt')), inventory_hosts=['localhost'])['runs']
+
+
+def test_a_load_file_above_the_cap_stops_the_plan_naming_the_field(tmp_path, monkeypatch):
+    monkeypatch.setattr(dbench_unit, 'MAX_LOADFILE_BYTES', 16)
+    load = tmp_path / 'load.txt'
+    load.write_text('Mkdir "\\clients" NT_STATUS_OK\n')
+    with pytest.raises(MatrixError) as e:
+        expand_plan(matrix(str(load)), inventory_hosts=['localhost'])
+    assert e.value.problems == ['bench_matrix.benchmarks[0].params.loadfile: %s is larger than 16 bytes: '
+                                'not a dbench load file?' % load]
