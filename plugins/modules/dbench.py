@@ -137,8 +137,8 @@ import os
 
 from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
 from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem,
-                                                                          read_capped)
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (
+    MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem, read_capped)
 from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
 
 LOADFILES = (

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem,
-                                                                          read_capped)
+from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (
+    MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem, read_capped)
 
 ORDER = 40
 RECORDS = ('dbench',)
