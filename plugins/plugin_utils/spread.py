@@ -9,7 +9,10 @@ From what the runs already recorded, per side of the comparison (the cell and it
   them;
 - device: the latency of the device at the bottom of the run's stack varied across repetitions and
   the metric followed it;
-- tool: neither: the tool's own variation in quiet windows.
+- cpu: the tool kept the CPU busy (at least CPU_BOUND_PCT of a core) and its busy share was
+  steadier than the metric: the same work took more or less CPU time from run to run, which is the
+  CPU's own speed (a VM's neighbours, the clock), not the tool waiting for anything;
+- tool: none of these: the tool's own variation in quiet windows.
 The noisier side (the larger coefficient of variation) names the source. run_costs() is what one
 more run of a cell costs; settle_s() what the repetitions a comparison needs would cost.
 """
@@ -28,6 +31,9 @@ QUIETER = 0.8
 # and the metric "followed it" when the correlation is at least this strong (either sign).
 LATENCY_CV = 0.25
 FOLLOWS_R = 0.7
+# The tool's CPU share (of one core, summed over its processes) from which a run is CPU-bound, and its
+# speed the CPU's: the spread is the CPU's when the share varies at most QUIETER times the metric.
+CPU_BOUND_PCT = 50.0
 # Seconds a run costs beyond its tool and cooldown (the task, the transfer, the observer) when
 # nothing measured says otherwise.
 RUN_OVERHEAD_S = 3.0
@@ -76,12 +82,21 @@ def _bottom_latency(rec):
     return d.get('name'), float(d['await_ms'])
 
 
+def _tool_cpu_pct(rec):
+    pct = (((rec.get('observed') or {}).get('cpu')) or {}).get('tool_cpu_pct')
+    return float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) else None
+
+
 def side_spread(records, metric):
     """What one side's records say about its spread: {cv, n, disturbed: [(index, why)], cv_quiet,
-    device, await_range, r}."""
+    device, await_range, r, tool_cpu: (mean, cv) of the tool's CPU share when every run has one}."""
     recs = [r for r in records if counted(r) and isinstance(((r.get('metrics') or {}).get(metric) or {}).get('value'), (int, float))]
     values = [float(r['metrics'][metric]['value']) for r in recs]
-    out = dict(cv=_cv(values), n=len(values), disturbed=[], cv_quiet=None, device=None, await_range=None, r=None)
+    out = dict(cv=_cv(values), n=len(values), disturbed=[], cv_quiet=None, device=None, await_range=None, r=None,
+               tool_cpu=None)
+    shares = [_tool_cpu_pct(r) for r in recs]
+    if len(shares) >= 3 and all(x is not None for x in shares):
+        out['tool_cpu'] = (sum(shares) / len(shares), _cv(shares))
     for i, r in enumerate(recs):
         why = disturbance(r)
         if why:
@@ -103,7 +118,7 @@ def _pct(x):
 
 
 def noise_of(cell, cell_records, baseline, base_records, metric):
-    """{source: disturbed | device | tool, side (the cell whose spread it is), text} for an
+    """{source: disturbed | device | cpu | tool, side (the cell whose spread it is), text} for an
     inconclusive comparison, or None without a spread on either side."""
     sides = [(cell, side_spread(cell_records, metric)), (baseline, side_spread(base_records, metric))]
     sides = [(name, s) for name, s in sides if s['cv'] is not None]
@@ -122,6 +137,12 @@ def noise_of(cell, cell_records, baseline, base_records, metric):
         text = ('the latency of %s under %s varied (%.3g to %.3g ms a request) and %s followed it (r = %.2f): the '
                 'spread of %s is %s%s' % (s['device'], name, low, high, metric, s['r'], name, _pct(s['cv']), also))
         return dict(source='device', side=name, text=text)
+    cpu = s['tool_cpu']
+    if cpu and cpu[0] >= CPU_BOUND_PCT and cpu[1] is not None and cpu[1] <= QUIETER * s['cv']:
+        text = ('the CPU\'s own speed: the spread of %s is %s while its tool kept %.0f%% of a core busy in every run '
+                '(varying %s), so the same work took more or less CPU time from run to run: the speed of the CPU below '
+                'it (on a virtual machine, its neighbours), not the tool waiting%s' % (name, _pct(s['cv']), cpu[0], _pct(cpu[1]), also))
+        return dict(source='cpu', side=name, text=text)
     if s['disturbed']:
         why = '%d disturbed run(s) do not explain it (without them: %s)' % (len(s['disturbed']), _pct(s['cv_quiet']))
     else:

@@ -6,20 +6,23 @@ saying it with what settling it would cost."""
 
 from __future__ import annotations
 
+import json
+
 from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
 from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
 from ansible_collections.benchlab.bench.plugins.plugin_utils.spread import noise_of, run_costs, settle_s, side_spread
 
 
-def rec(cell, rep, value, await_ms=1.0, flags=(), steal=0.0, quiet=True, duration=2.0, ios=64):
+def rec(cell, rep, value, await_ms=1.0, flags=(), steal=0.0, quiet=True, duration=2.0, ios=64, tool_cpu=None):
     r = new_record('dd', 'write', labels={'benchmark': 'dd-write', 'cell': cell},
                    metrics={'throughput': metric(value, 'MB/s', 'higher')})
     r.update(repetition=rep, duration_s=duration, host='h1', flags=list(flags))
     r['params']['guards'] = {'quiet': quiet, 'warmup': False}
-    r['observed'] = {'cpu': {'steal_pct': steal},
+    r['observed'] = {'cpu': dict({'steal_pct': steal}, **({} if tool_cpu is None else {'tool_cpu_pct': tool_cpu})),
                      'devices': [{'name': 'loop0', 'layer': 2, 'kind': 'loop', 'await_ms': await_ms, 'write_ios': 64},
                                  {'name': 'vda', 'layer': 3, 'kind': 'disk', 'await_ms': await_ms * 2, 'write_ios': ios}]}
     return r
@@ -71,6 +74,38 @@ def test_otherwise_the_tools_own_variation():
     too_fast = rec('ct', 5, 1.0)
     too_fast['metrics']['throughput']['value'] = None
     assert side_spread(cell + [too_fast], 'throughput')['n'] == 4
+
+
+def test_a_cpu_bound_tool_at_a_steady_share_meets_the_cpus_own_speed():
+    """The same work in the same share of a core, done faster or slower: the CPU's speed varied (the
+    compress runs of a `make bench` here: bzip2's elapsed and CPU seconds varied 9-15 % together at
+    99 % of a core); a share that follows the metric (the tool waited), a tool that is not CPU-bound,
+    or a run without a share is not that."""
+    values = [100.0, 80.0, 95.0, 85.0]
+    steady = [rec('ct', i + 1, v, tool_cpu=c) for i, (v, c) in enumerate(zip(values, [99.0, 99.5, 98.6, 99.2]))]
+    assert side_spread(steady, 'throughput')['tool_cpu'][0] == 99.075
+    n = noise_of('ct', steady, 'base', BASE, 'throughput')
+    assert n['source'] == 'cpu' and n['side'] == 'ct'
+    assert n['text'].startswith("the CPU's own speed: the spread of ct is 10.1% while its tool kept 99% of a core busy "
+                                "in every run (varying 0.4%), so the same work took more or less CPU time"), n['text']
+    waited = [rec('ct', i + 1, v, tool_cpu=v) for i, v in enumerate(values)]
+    assert noise_of('ct', waited, 'base', BASE, 'throughput')['source'] == 'tool'
+    light = [rec('ct', i + 1, v, tool_cpu=30.0 + i * 0.1) for i, v in enumerate(values)]
+    assert noise_of('ct', light, 'base', BASE, 'throughput')['source'] == 'tool'
+    unseen = steady[:3] + [rec('ct', 4, 85.0)]
+    assert side_spread(unseen, 'throughput')['tool_cpu'] is None
+    assert noise_of('ct', unseen, 'base', BASE, 'throughput')['source'] == 'tool'
+    # the row of the report says so, and results.json's schema knows the source
+    plan = expand_plan(dict(name='m', repetitions=4, baseline='base',
+                            cells=[dict(name='base', host='h1', path='/var/tmp'), dict(name='ct', host='h1', path='/var/tmp')],
+                            benchmarks=[dict(name='dd-write', tool='dd', params=dict(test='write', size='16M'))]))
+    a = analyze(BASE + steady, plan)
+    (row,) = a['overview']
+    assert row['verdict'] == 'inconclusive' and row['noise']['source'] == 'cpu'
+    doc = dict(run_id='20261207T140000Z-abcdef', matrix='m', status='complete', started='2026-12-07T14:00:00Z',
+               finished='2026-12-07T14:05:00Z', results_schema=1, records=[], environment={}, plan=plan,
+               analysis=a, invalid=[], failed=[], user='t', inventory='i', playbook='p', collection_version='0.1.0')
+    assert results_problems(json.loads(json.dumps(doc))) == []
 
 
 def test_settling_costs_the_runs_each_side_is_short():
