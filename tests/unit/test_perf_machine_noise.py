@@ -2,6 +2,7 @@
 fixed series; the command is run with tiny pieces (what it prints, not how fast this machine is)."""
 import importlib.util
 import os
+import tempfile
 
 import pytest
 
@@ -34,3 +35,17 @@ def test_the_command_prints_a_row_per_length_and_refuses_too_few_pieces(capsys):
     with pytest.raises(SystemExit):
         noise.main(['--pieces', '3'])
     assert '--pieces: at least 4' in capsys.readouterr().err
+
+
+def test_the_io_runs_time_each_size_in_a_directory_they_remove():
+    """Small sizes (1 and 2 MiB, 3 and 4 requests): the names and counts, the rates positive, nothing
+    left behind. On /var/tmp: ioping's direct writes need a file system with O_DIRECT (not tmpfs)."""
+    parent = tempfile.mkdtemp(prefix='benchlab-test-noise-', dir='/var/tmp')
+    try:
+        got = noise.io_runs(parent, 2, sizes_mib=(1, 2), counts=(3, 4))
+        assert sorted(got) == ['dd write 1M (MB/s)', 'dd write 2M (MB/s)', 'ioping write x3 (requests/s)',
+                               'ioping write x4 (requests/s)']
+        assert all(len(v) == 2 and min(v) > 0 for v in got.values())
+        assert os.listdir(parent) == []
+    finally:
+        os.rmdir(parent)
