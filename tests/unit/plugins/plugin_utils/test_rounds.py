@@ -183,7 +183,7 @@ def test_next_round_plans_runs_in_the_plans_format_and_the_report_says_sequentia
               ('loop', 1): 93.0, ('loop', 2): 97.0, ('loop', 3): 91.0}
     recs = _lab_records(values)
     cost = run_costs(plan, recs)
-    assert cost[('dd-write', 'base')] == 2.0 + 1.0 + 3.0
+    assert cost[('dd-write', 'base')] == 2.0 + 1.0 + 3.5
     rnd = next_round(plan, recs, 200.0)
     # to the next look (6), the two cells interleaved
     assert [(r['cell'], r['repetition'], r['gate']) for r in rnd['runs']] == [

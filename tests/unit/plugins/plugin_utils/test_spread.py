@@ -124,7 +124,7 @@ def test_the_report_names_the_noise_and_the_cost_of_each_inconclusive_row():
     assert row['verdict'] == 'inconclusive' and row['noise']['source'] == 'disturbed'
     # each side short of repetitions_needed, at its runs' duration (2 s), cooldown (1 s) and the overhead
     per_run = run_costs(plan, BASE + cell)[('dd-write', 'ct')]
-    assert per_run == 2.0 + 1.0 + 3.0
+    assert per_run == 2.0 + 1.0 + 3.5
     assert row['noise']['settle_s'] == 2 * (row['repetitions_needed'] - 4) * per_run
     md = render_markdown(a, {'matrix': 'm'})
     assert ('- dd-write · ct: 1 of 4 runs of ct were disturbed (other work)' in md
