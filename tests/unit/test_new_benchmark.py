@@ -42,19 +42,21 @@ def test_the_three_places(tool):
 
 def test_one_run_path_and_no_tool_in_the_role():
     """Every run goes through benchlab.bench.run_benchmark (roles/bench_run/tasks/run.yml, the work
-    on other hosts around it in phases.yml; resume.yml is planning, gate.yml and rounds.yml ask for
+    on other hosts around it in phases_before.yml and phases_after.yml; resume.yml is planning, gate.yml and rounds.yml ask for
     more runs and send them through run.yml): no task
     file per tool, and no tool's name or parameter in the role's YAML (what a tool needs around its
     runs is its unit's phases)."""
     tasks = sorted(p.name for p in (REPO / 'roles/bench_run/tasks').glob('*.yml'))
-    assert tasks == ['gate.yml', 'main.yml', 'phases.yml', 'plan.yml', 'resume.yml', 'rounds.yml', 'run.yml'], tasks
+    assert tasks == ['gate.yml', 'main.yml', 'phases_after.yml', 'phases_before.yml', 'plan.yml', 'resume.yml', 'rounds.yml',
+                     'run.yml'], tasks
     words = set()
     for path in (REPO / 'roles/bench_run').rglob('*.yml'):   # the YAML itself, not its comments
         words |= set(re.findall(r'[a-z_0-9+]+', json.dumps(yaml.safe_load(path.read_text()))))
     names = set(TOOLS) | set(toolinfo.record_names()) | {'server_host', 'concurrent', 'job_file', 'drop_caches'}
     assert not words & names, sorted(words & names)
     run = yaml.safe_load((REPO / 'roles/bench_run/tasks/run.yml').read_text())
-    phases = yaml.safe_load((REPO / 'roles/bench_run/tasks/phases.yml').read_text())
+    phases = [t for name in ('phases_before.yml', 'phases_after.yml')
+              for t in yaml.safe_load((REPO / 'roles/bench_run/tasks' / name).read_text())]
     modules = set(k for t in run[0]['block'] + run[0]['always'] + phases for k in t if k.startswith('benchlab.bench.'))
     assert modules == {'benchlab.bench.run_benchmark'}
 
