@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
@@ -36,8 +36,8 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_d
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
 from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    Outcome, amend_records, by_name, failed_run, local_observers, observer_args, phase_args, phase_run_args, records_of, run_guards,
-    run_title, stamp)
+    CLOCK_COMMAND, Outcome, amend_records, by_name, clock_reading, clocks_apart, failed_run, local_observers, observer_args,
+    phase_args, phase_run_args, records_of, run_guards, run_title, stamp, with_clock)
 from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
 from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import record_problems
 
@@ -178,8 +178,11 @@ class ActionModule(TargetModuleAction):
             raise AnsibleActionFail('run_benchmark: the runs of a batch are of one tool, got %s' % sorted(
                 set(str(r.get('tool')) for r in runs)))
         results = by_name(args.get('done'))
+        # the agreed start is the controller's moment: the host waits for it on its own clock, read now
+        clock = self._clock() if args.get('start_at') is not None and not self._task.check_mode else None
         try:
-            items = [dict(options=self._options(run, args, results), timeout_s=run.get('timeout_s')) for run in runs]
+            items = [dict(options=self._options(run, args, results, clock), timeout_s=run.get('timeout_s'))
+                     for run in runs]
         except RunArgsError as e:
             raise AnsibleActionFail(str(e))
         run_id = args.get('run_id') or self._session.get('run_id')
@@ -198,6 +201,9 @@ class ActionModule(TargetModuleAction):
             outcome.finish_all(self._target_python_check(res, self._vars))
         else:
             self._background(module, items, runs, outcome)
+        if held and not self._task.check_mode and any(clocks_apart(run) for run in runs):
+            # the target's clock, for its observers below to carry its window onto theirs
+            outcome.records[:] = with_clock(outcome.records, self._clock())
         cleaned = [self._cleanup(run, run_id) for run, res in zip(runs, outcome.results)
                    if res and res.get('failed') and not self._task.check_mode and run_id and run.get('key')]
         result = outcome.result()
@@ -209,11 +215,11 @@ class ActionModule(TargetModuleAction):
             result['bench_result'] = outcome.records[0]
         return result
 
-    def _options(self, run, args, results):
+    def _options(self, run, args, results, clock=None):
         """The run's module options: its params, what its phases decided (run_args), and the options
-        every benchmark shares (labels, its guards with what the phases found and the agreed start,
-        run id and key)."""
-        guards = run_guards(run, results, args.get('start_at'))
+        every benchmark shares (labels, its guards with what the phases found and the agreed start on
+        the host's clock, run id and key)."""
+        guards = run_guards(run, results, args.get('start_at'), clock)
         guards.update(args.get('guards') or {})
         shared = dict(labels=args.get('labels') or run.get('labels'), guards=guards,
                       run_id=args.get('run_id') or self._session.get('run_id'), run_key=run.get('key'))
@@ -401,15 +407,22 @@ class ActionModule(TargetModuleAction):
         results = by_name(args.get('done'))
         if phase.get('collect'):
             return self._collect(phase, results.get(phase['collect']) or {}, args)
-        margs = phase_args(phase, results, args.get('start_at'))
+        clock = (self._clock() if phase.get('start_at') and args.get('start_at') is not None and not self._task.check_mode
+                 else None)
+        margs = phase_args(phase, results, args.get('start_at'), clock)
         if margs is None:
             return dict(changed=False, skipped=True, msg='%s: an earlier phase it needs did not run' % phase['name'])
         margs = benchmark_args(phase['module'], margs)
         if phase.get('observes'):   # its sampler runs on by itself: the module returns at once
-            margs = observer_args(phase, margs, args.get('run') or {}, args.get('held') or [],
-                                  args.get('run_id') or self._session.get('run_id'))
+            run = args.get('run') or {}
+            clock = (self._clock() if phase.get('at') == 'after' and not self._task.check_mode and clocks_apart(run)
+                     else None)
+            margs = observer_args(phase, margs, run, args.get('held') or [],
+                                  args.get('run_id') or self._session.get('run_id'), clock=clock)
             res = self._target_python_check(self._execute_module(module_name=phase['module'], module_args=margs,
                                                                  task_vars=self._vars), self._vars)
+            if clock and isinstance(res.get('observed'), dict):
+                res['observed']['clock'] = clock
             series = res.get('bench_observed') if isinstance(res.get('bench_observed'), dict) else {}
             stored = [self._store_series(k, v) for k, v in sorted(series.items())]    # each one, not the first only
             if series and all(stored):
@@ -421,6 +434,17 @@ class ActionModule(TargetModuleAction):
             res = self._target_python_check(self._execute_module(module_name=phase['module'], module_args=margs,
                                                                  task_vars=self._vars), self._vars)
         return self._phase_result(phase, res, args)
+
+    def _clock(self):
+        """This connection's host's clock less the controller's (runpath.clock_reading), or None
+        where it cannot be read."""
+        before = time.time()
+        try:
+            res = self._low_level_execute_command(CLOCK_COMMAND, sudoable=False)
+        except AnsibleError:
+            return None
+        after = time.time()
+        return clock_reading(before, res.get('stdout') if res.get('rc') == 0 else None, after)
 
     def _amend(self, args):
         """The held records of a run observed on the hosts below it, with what those saw (the after

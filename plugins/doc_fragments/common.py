@@ -45,6 +45,10 @@ options:
       - V(start_at) (Unix time in seconds) makes the module wait until then, right before it measures,
         so that runs on several hosts start together; the bench_run role sets it for the concurrent
         pairs of an iperf run. How late the start was is recorded (C(params.guards.start_late_s)).
+      - V(clock_offset_s) comes with V(start_at) from the bench_run role. It is this host's clock less the
+        controller's, read right before the run; the module waits for V(start_at) plus it on its own
+        clock, and records it (C(params.guards.clock_offset_s)). The analysis carries the run's start
+        onto the controller's clock with it.
       - V(drbd) is set by the bench_run role on a DRBD host, the state of its resources right before
         this run (after it waited for UpToDate), recorded in C(params.guards.drbd); the analysis
         flags the cell (C(drbd_not_uptodate)) when a run started with a resource not UpToDate or

@@ -19,6 +19,10 @@
   module sleeps until then, last of all, and records how late it was (``start_late_s``; a clock
   behind or a start that came too late shows there, and the analysis checks that the pairs really
   ran together, plugin_utils/measurements.py).
+- `clock_offset_s`: set by the run path with `start_at`: this host's clock less the controller's, as
+  it read it right before the run (0 where the reading could not tell them apart): the module waits
+  for `start_at` plus it on its own clock, and records it, so that the analysis carries the run's
+  `started` onto the controller's clock (a guest's clock may be seconds off its host's).
 - `observe_interval_s`: the matrix's methodology.observe_interval_s, carried to the module with the
   run's guards (module_utils/benchrun.py samples at that interval; 0 turns observation off).
 - `observe_toward`: set by the bench_run role on a DRBD host: its peers' addresses; the run's
@@ -60,6 +64,7 @@ DEFAULTS = {
     'concurrency': None,
     'drbd': None,
     'start_at': None,
+    'clock_offset_s': None,
     'processes': None,
     'observe_interval_s': None,
     'observe_toward': None,
@@ -67,7 +72,7 @@ DEFAULTS = {
 _TYPES = {'quiesce': bool, 'max_load_per_cpu': (int, float), 'max_other_cpu_pct': (int, float), 'quiesce_wait_s': (int, float),
           'cooldown_s': (int, float), 'warmup': bool, 'hypervisor_caches_dropped': (bool, type(None)),
           'concurrency': (int, type(None)), 'drbd': (list, type(None)),
-          'start_at': (int, float, type(None)), 'processes': (list, type(None)),
+          'start_at': (int, float, type(None)), 'clock_offset_s': (int, float, type(None)), 'processes': (list, type(None)),
           'observe_interval_s': (int, float, type(None)), 'observe_toward': (list, type(None))}
 
 
@@ -101,7 +106,7 @@ def normalize(guards):
     for key, value in (guards or {}).items():
         if key not in DEFAULTS:
             raise GuardError('guards.%s: unknown guard (known: %s)' % (key, ', '.join(sorted(DEFAULTS))))
-        if isinstance(value, bool) and key in _NUMBERS + ('start_at',):
+        if isinstance(value, bool) and key in _NUMBERS + ('start_at', 'clock_offset_s'):
             raise GuardError('guards.%s: expected a number, got %r' % (key, value))
         if not isinstance(value, _TYPES[key]):
             kind = 'true/false' if _TYPES[key] is bool else _LISTS.get(key, 'a number')
@@ -426,15 +431,24 @@ def apply_guards(guards, sleep=time.sleep, now=time.monotonic, loadavg=os.getloa
     if g['warmup']:
         warnings.append('warm-up run: stored, not counted in the statistics')
     if g['start_at'] is not None:
-        ahead = g['start_at'] - clock()
-        if ahead > 0:
-            sleep(ahead)
-        late = max(0.0, clock() - g['start_at'])
-        record.update(start_at=g['start_at'], start_late_s=round(late, 3))
-        if late > START_LATE_WARN_S:
-            warnings.append('started %.1f s after the agreed start (guards.start_at): the runs meant to start '
-                            'together did not (a slow start of the others, or this host\'s clock)' % late)
+        _wait_for_start(g, record, warnings, sleep, clock)
     return record, warnings
+
+
+def _wait_for_start(g, record, warnings, sleep, clock):
+    """Sleep until the agreed moment (guards.start_at, the controller's) on this host's clock (plus
+    guards.clock_offset_s), then record how late the start was."""
+    moment = g['start_at'] + (g['clock_offset_s'] or 0.0)
+    ahead = moment - clock()
+    if ahead > 0:
+        sleep(ahead)
+    late = max(0.0, clock() - moment)
+    record.update(start_at=g['start_at'], start_late_s=round(late, 3))
+    if g['clock_offset_s'] is not None:
+        record['clock_offset_s'] = g['clock_offset_s']
+    if late > START_LATE_WARN_S:
+        warnings.append('started %.1f s after the agreed start (guards.start_at): the runs meant to start '
+                        'together did not (a slow start of the others, or this host\'s clock)' % late)
 
 
 def _comm(proc, pid):

@@ -65,6 +65,9 @@ options:
   start_at:
     description:
       - The agreed moment (Unix time) every run of a step, or every concurrent pair of a run, starts at (C(guards.start_at)).
+      - It is the controller's moment. Each host's clock is read over its connection right before its run
+        (C(date +%s.%N), bracketed by the controller's clock), and the host waits for the moment on its own
+        clock (C(guards.clock_offset_s)).
     type: float
   labels:
     description: The run's labels (usually from module_defaults of the group C(benchlab.bench.benchmarks)).

@@ -24,6 +24,7 @@ before.
 from __future__ import annotations
 
 import calendar
+import math
 import re
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.grouping import benchmark_of, cell_of
@@ -42,13 +43,19 @@ _STARTED = re.compile(r'^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?Z$')
 
 
 def _start(rec):
-    """(seconds since the epoch, precision in seconds) of a record's started, or None."""
+    """(seconds since the epoch, precision in seconds) of a record's started, or None; on the
+    controller's clock where the run path read the host's (params.guards.clock_offset_s: its clock
+    less the controller's), so that runs on hosts whose clocks differ compare."""
     m = _STARTED.match(str(rec.get('started') or ''))
     if not m:
         return None
     frac = m.group(7)
     secs = calendar.timegm(tuple(int(x) for x in m.groups()[:6]) + (0, 0, 0))
-    return secs + (float(frac) if frac else 0.0), (10.0 ** -(len(frac) - 1) if frac else 1.0)
+    guards = (rec.get('params') or {}).get('guards') if isinstance(rec.get('params'), dict) else None
+    offset = guards.get('clock_offset_s') if isinstance(guards, dict) else None
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not math.isfinite(offset):
+        offset = 0.0
+    return secs + (float(frac) if frac else 0.0) - offset, (10.0 ** -(len(frac) - 1) if frac else 1.0)
 
 
 def together(recs):

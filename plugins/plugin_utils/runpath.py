@@ -45,6 +45,7 @@ work directory's marker names), ``describe`` (the cell's first run describes its
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 import yaml
@@ -349,17 +350,28 @@ def result_value(results, source):
     return res.get(key)
 
 
-def run_guards(run, results, start_at=None):
+def run_guards(run, results, start_at=None, clock=None):
     """A run's guards option: the plan's, what its phases found (guard: the hypervisor host dropped its
-    caches, DRBD's state), the agreed start."""
+    caches, DRBD's state), the agreed start (with the host's clock reading, start_guards)."""
     guards = dict(run.get('guards') or {})
     for ph in run.get('phases') or []:
         for guard, key in (ph.get('guard') or {}).items():
             value = result_value(results, '%s.%s' % (ph['name'], key))
             guards[guard] = bool(value) if guard == 'hypervisor_caches_dropped' else value
-    if start_at is not None:
-        guards['start_at'] = float(start_at)
+    guards.update(start_guards(start_at, clock))
     return guards
+
+
+def start_guards(start_at, clock):
+    """The guards of the agreed start (the controller's moment, start_at) on a host whose clock was read
+    (clock_reading): start_at and clock_offset_s, the host's clock less the controller's where the
+    reading tells them apart (its offset beyond its error), else 0; {} without an agreed start."""
+    if start_at is None:
+        return {}
+    out = {'start_at': float(start_at)}
+    if _is_reading(clock):
+        out['clock_offset_s'] = clock['offset_s'] if abs(clock['offset_s']) > abs(clock['error_s']) else 0.0
+    return out
 
 
 def phase_run_args(run, results):
@@ -375,9 +387,10 @@ def phase_run_args(run, results):
     return args
 
 
-def phase_args(phase, results, start_at=None):
+def phase_args(phase, results, start_at=None, clock=None):
     """A phase's module options, with what it takes from earlier phases (args_from) and the agreed
-    start; None when an earlier phase it needs did not run (nothing to stop)."""
+    start (with its host's clock reading, start_guards); None when an earlier phase it needs did not
+    run (nothing to stop)."""
     args = dict(phase.get('args') or {})
     for option, source in (phase.get('args_from') or {}).items():
         value = result_value(results, source)
@@ -385,7 +398,7 @@ def phase_args(phase, results, start_at=None):
             return None
         args[option] = value
     if phase.get('start_at') and start_at is not None:
-        args['guards'] = dict(args.get('guards') or {}, start_at=float(start_at))
+        args['guards'] = dict(args.get('guards') or {}, **start_guards(start_at, clock))
     return args
 
 
@@ -540,34 +553,88 @@ def of_run(records, run):
             and r.get('repetition', run.get('repetition')) == run.get('repetition')]
 
 
-# How far the clock of a host below may be off the target's: a qemu guest's clock starts from the
-# emulated RTC (whole seconds: up to a second behind its host's, TCG guests without NTP seen so), a
-# DRBD peer's by its own time service's error. The host's samples are cut to the target's window
-# widened by this on each side, so that the bytes the host moved for the run are inside it, not cut
-# off by the clocks: its byte counts can only grow by it (a cache or a skip below is never made up
-# by a clock; a layer's verdict errs toward none), its time spans up to this much more. A container
-# (kind lxc) reads its host's own clock: its host's window is the target's.
+# How the clock of a host below is carried onto the target's: each is read over its own connection
+# (CLOCK_COMMAND), bracketed by the controller's clock, the target's right after its runs and the
+# host's right before its observer stops: each one's offset from the controller's clock, to within
+# half its round trip (clock_reading). The target's window is moved by the difference and widened by
+# the two readings' errors and CLOCK_SLACK_S (what a clock may drift between a reading and the run:
+# a TCG guest's clock is not kept by kvm-clock, and it starts from the emulated RTC, whole seconds
+# behind its host's; more than a second apart was seen minutes after boot). Where a side could not be read (a
+# target without GNU date, an older record), the window is widened by CLOCK_TOLERANCE_S, the guess
+# of old. The host's byte counts can only grow by the widening (a cache or a skip below is never
+# made up by a clock; a layer's verdict errs toward none). A container (kind lxc) reads its host's
+# own clock: its host's window is the target's, nothing is read.
+CLOCK_COMMAND = 'date +%s.%N'
+CLOCK_SLACK_S = 0.1
 CLOCK_TOLERANCE_S = 1.0
 
 
+def clock_reading(before, out, after):
+    """{'offset_s', 'error_s'}: a host's clock less the controller's, from its reading `out`
+    (CLOCK_COMMAND's output) taken between the controller's times `before` and `after` (its offset
+    from their middle, to within half the round trip); None for anything else."""
+    try:
+        value = float(str(out).strip())
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(value) or not after >= before:
+        return None
+    return {'offset_s': round(value - (before + after) / 2.0, 4), 'error_s': round((after - before) / 2.0, 4)}
+
+
+def _is_reading(clock):
+    return isinstance(clock, dict) and all(
+        isinstance(clock.get(k), (int, float)) and not isinstance(clock.get(k), bool) for k in ('offset_s', 'error_s'))
+
+
+def clocks_apart(run):
+    """Whether a run has an observer on a host below with a clock of its own (to be read)."""
+    return any(ph.get('observes') and ph.get('at') == 'after' and _clock_tolerance_s(ph, run)
+               for ph in run.get('phases') or [] if isinstance(ph, dict))
+
+
+def with_clock(records, clock):
+    """The records with the target's clock reading (clock_reading) as ``observed.clock``."""
+    if not _is_reading(clock):
+        return list(records)
+    return [dict(r, observed=dict(r['observed'], clock=clock)) if isinstance(r.get('observed'), dict) else r
+            for r in records]
+
+
 def _clock_tolerance_s(phase, run):
-    """The widening of a stop phase's window (CLOCK_TOLERANCE_S; 0 under a container)."""
+    """The widening of a stop phase's window when the clocks were not read (CLOCK_TOLERANCE_S; 0 under
+    a container)."""
     start = next((ph for ph in run.get('phases') or [] if isinstance(ph, dict) and ph.get('at') == 'start'
                   and ph.get('observes') and ph.get('host') == phase.get('host')), None)
     guest = ((start or {}).get('args') or {}).get('guest') or {}
     return 0.0 if phase.get('observes') == 'hypervisor' and guest.get('kind') == 'lxc' else CLOCK_TOLERANCE_S
 
 
-def observer_args(phase, margs, run, held, run_id):
+def clock_shift(phase, run, records, clock):
+    """(shift, margin) in seconds: the target's window in the clock of the stop phase's host is its
+    own plus shift, widened by margin on each side (the two clocks' readings, else the tolerance)."""
+    tolerance = _clock_tolerance_s(phase, run)
+    if not tolerance:
+        return 0.0, 0.0
+    target = next((r['observed']['clock'] for r in records
+                   if isinstance(r.get('observed'), dict) and _is_reading(r['observed'].get('clock'))), None)
+    if not (_is_reading(clock) and target):
+        return 0.0, tolerance
+    return (round(clock['offset_s'] - target['offset_s'], 4),
+            round(abs(clock['error_s']) + abs(target['error_s']) + CLOCK_SLACK_S, 4))
+
+
+def observer_args(phase, margs, run, held, run_id, clock=None):
     """An observer phase's module options: the run id and key its owner marker carries, and for the
-    stop the target's window out of the run's held records (its samples are cut to it), widened by
-    the clocks' tolerance where the host below has a clock of its own (CLOCK_TOLERANCE_S)."""
+    stop the target's window out of the run's held records (its samples are cut to it), carried onto
+    the clock of the host below (clock: its reading, clock_shift)."""
     margs = dict(margs, run_id=run_id or 'unknown', run_key=run.get('key'))
     if phase.get('at') == 'after':
-        since, until = _window(of_run(held, run))
+        records = of_run(held, run)
+        since, until = _window(records)
         if since is not None:
-            margin = _clock_tolerance_s(phase, run)
-            margs.update(since=since - margin, until=until + margin)
+            shift, margin = clock_shift(phase, run, records, clock)
+            margs.update(since=since + shift - margin, until=until + shift + margin)
     return margs
 
 

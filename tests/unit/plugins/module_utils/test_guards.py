@@ -142,6 +142,23 @@ def test_start_at_waits_for_the_agreed_moment_and_records_how_late_it_was():
         normalize({'start_at': 'soon'})
 
 
+def test_the_agreed_start_is_the_controllers_moment_on_this_hosts_clock():
+    """A host whose clock is 2 s behind the controller's (clock_offset_s -2, read by the run path):
+    it waits for 1000.5 on its own clock, the controller's 1002.5; late is measured against that
+    moment, and both are recorded."""
+    c = WallClock()
+    done, warnings = apply_guards({'quiesce': False, 'start_at': 1002.5, 'clock_offset_s': -2.0},
+                                  sleep=c.sleep, now=c.now, clock=c.now)
+    assert c.slept == [0.5] and warnings == []
+    assert (done['start_at'], done['clock_offset_s'], done['start_late_s']) == (1002.5, -2.0, 0.0)
+    c = WallClock()
+    done, warnings = apply_guards({'quiesce': False, 'start_at': 1002.5, 'clock_offset_s': 3.0},
+                                  sleep=c.sleep, now=c.now, clock=c.now)
+    assert c.slept == [5.5] and done['start_late_s'] == 0.0
+    with pytest.raises(GuardError, match=r'guards\.clock_offset_s: expected a number'):
+        normalize({'start_at': 1.0, 'clock_offset_s': False})
+
+
 def test_the_quiesce_guard_counts_the_processes_the_controller_names():
     """guards.processes (the tool table's process names, passed by the controller) is what apply_guards
     scans for, with the load generators; it is not recorded."""

@@ -15,8 +15,9 @@ from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import expl
 from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
-    CLOCK_TOLERANCE_S, amend_records, by_name, drbd_peers, local_observers, observer_args, observer_phases, phase_args, plan_batches,
-    stop_left_observers)
+    CLOCK_SLACK_S, CLOCK_TOLERANCE_S, amend_records, by_name, clock_reading, clock_shift, clocks_apart, drbd_peers,
+    local_observers, observer_args, observer_phases, phase_args, plan_batches, run_guards, start_guards, stop_left_observers,
+    with_clock)
 from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, proc_start_time, update_marker
 from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import plan_schedule
 
@@ -101,27 +102,80 @@ def _held(wall_start=1000.0, window_s=2.0, key='k1', repetition=1, written=512 *
 
 
 def test_the_stop_is_cut_to_the_targets_window_and_carries_the_owner():
-    """A container's host reads the same clock: the target's window as it is; a qemu guest's host
-    (its clock starts from the emulated RTC, whole seconds) and a DRBD peer have clocks of their own:
-    the window widened by CLOCK_TOLERANCE_S on each side (a guest's 0.6 s synced write under
-    cache=none, its host's disk seen with 1.2 of its 17 MB in the unwidened window: writes_elided
-    where nothing was elided)."""
+    """A container's host reads the same clock: the target's window as it is, no clock read; a qemu
+    guest's host (its clock starts from the emulated RTC, whole seconds) and a DRBD peer have clocks
+    of their own: without their readings, the window widened by CLOCK_TOLERANCE_S on each side (a
+    guest's 0.6 s synced write under cache=none, its host's disk seen with 1.2 of its 17 MB in the
+    unwidened window: writes_elided where nothing was elided)."""
     start = {'name': 'observe@hv', 'at': 'start', 'host': 'hv', 'observes': 'hypervisor',
              'args': {'state': 'started', 'guest': {'kind': 'lxc', 'name': 'bl-g2'}}}
     run = {'key': 'k1', 'repetition': 1, 'phases': [start]}
     stop = {'name': 'observed@hv', 'at': 'after', 'host': 'hv', 'observes': 'hypervisor'}
     held = [_held(), _held(wall_start=5000.0, key='other')]     # another run's record: not this one's window
-    assert observer_args(stop, {'state': 'stopped', 'id': '/x'}, run, held, 'run-1') == {
+    reading = {'offset_s': 3.0, 'error_s': 0.1}
+    assert observer_args(stop, {'state': 'stopped', 'id': '/x'}, run, held, 'run-1', clock=reading) == {
         'state': 'stopped', 'id': '/x', 'run_id': 'run-1', 'run_key': 'k1', 'since': 1000.0, 'until': 1002.0}
+    assert not clocks_apart(dict(run, phases=[start, stop]))
     assert observer_args(start, {'state': 'started'}, run, held, 'run-1') == {
         'state': 'started', 'run_id': 'run-1', 'run_key': 'k1'}
     m = CLOCK_TOLERANCE_S
     assert m >= 1.0
-    vm = dict(run, phases=[dict(start, args={'state': 'started', 'guest': {'kind': 'libvirt', 'name': 'g1'}})])
-    peer = dict(run, phases=[dict(start, observes='drbd_peer', args={'state': 'started'})])
+    vm = dict(run, phases=[dict(start, args={'state': 'started', 'guest': {'kind': 'libvirt', 'name': 'g1'}}), stop])
+    peer = dict(run, phases=[dict(start, observes='drbd_peer', args={'state': 'started'}), dict(stop, observes='drbd_peer')])
     for other, phase in ((vm, stop), (peer, dict(stop, observes='drbd_peer'))):
+        assert clocks_apart(other)
         got = observer_args(phase, {'state': 'stopped', 'id': '/x'}, other, held, 'run-1')
         assert (got['since'], got['until']) == (1000.0 - m, 1002.0 + m), got
+        # the host's clock read but not the target's (an older record): still the tolerance
+        got = observer_args(phase, {'state': 'stopped', 'id': '/x'}, other, held, 'run-1', clock=reading)
+        assert (got['since'], got['until']) == (1000.0 - m, 1002.0 + m), got
+
+
+def test_read_clocks_carry_the_targets_window_onto_the_hosts_clock():
+    """A guest whose clock is 2.5 s behind the controller's (read to within 0.2 s) under a host 0.5 s
+    ahead of it (read to within 0.05 s): the guest's window [1000, 1002] is the host's [1003, 1005],
+    widened by the readings' errors and the slack only; the 1 s guess ended before it began."""
+    start = {'name': 'observe@hv', 'at': 'start', 'host': 'hv', 'observes': 'hypervisor',
+             'args': {'state': 'started', 'guest': {'kind': 'libvirt', 'name': 'g1'}}}
+    stop = {'name': 'observed@hv', 'at': 'after', 'host': 'hv', 'observes': 'hypervisor'}
+    run = {'key': 'k1', 'repetition': 1, 'phases': [start, stop]}
+    guest = clock_reading(100.0, '97.5\n', 100.4)
+    assert guest == {'offset_s': -2.7, 'error_s': 0.2}
+    host = clock_reading(200.0, ' 200.55 ', 200.1)
+    assert host == {'offset_s': 0.5, 'error_s': 0.05}
+    held = with_clock([_held(), _held(wall_start=5000.0, key='other')], guest)
+    assert all(r['observed']['clock'] == guest for r in held)
+    shift, margin = clock_shift(stop, run, held[:1], host)
+    assert shift == 3.2 and margin == round(0.25 + CLOCK_SLACK_S, 4)
+    got = observer_args(stop, {'state': 'stopped', 'id': '/x'}, run, held, 'run-1', clock=host)
+    assert (got['since'], got['until']) == (1000.0 + 3.2 - margin, 1002.0 + 3.2 + margin), got
+    guessed = observer_args(stop, {'state': 'stopped', 'id': '/x'}, run, held[:1], 'run-1')
+    assert guessed['until'] < 1000.0 + 3.2      # the guess's window ended before the run began on the host
+
+
+def test_the_agreed_start_carries_the_hosts_clock_where_the_reading_tells_it_apart():
+    """start_guards: the controller's moment, and the host's offset where it exceeds its reading's
+    error (else 0: the clocks agree as far as can be told); no reading, no offset; no start, nothing."""
+    assert start_guards(None, {'offset_s': 2.0, 'error_s': 0.1}) == {}
+    assert start_guards(1000, None) == {'start_at': 1000.0}
+    assert start_guards(1000, {'offset_s': -2.0, 'error_s': 0.1}) == {'start_at': 1000.0, 'clock_offset_s': -2.0}
+    assert start_guards(1000, {'offset_s': 0.004, 'error_s': 0.01}) == {'start_at': 1000.0, 'clock_offset_s': 0.0}
+    run = {'key': 'k1', 'guards': {'quiesce': True}}
+    assert run_guards(run, {}, 1000.5, {'offset_s': 1.5, 'error_s': 0.2}) == {
+        'quiesce': True, 'start_at': 1000.5, 'clock_offset_s': 1.5}
+    phase = {'name': 'pair-2', 'start_at': True, 'args': {'guards': {'quiesce': False}}}
+    assert phase_args(phase, {}, 1000.5, {'offset_s': 1.5, 'error_s': 0.2})['guards'] == {
+        'quiesce': False, 'start_at': 1000.5, 'clock_offset_s': 1.5}
+
+
+def test_a_clock_that_cannot_be_read_is_none():
+    """busybox date prints %N as it is; no output, an error's, a clock reading that is not a number,
+    or a controller clock that went backwards: no reading (the tolerance is used), never a traceback."""
+    for out in ('1796662650.N', '', None, 'date: invalid date', 'nan', 'inf', b'12'.decode() + 'x'):
+        assert clock_reading(10.0, out, 10.2) is None, out
+    assert clock_reading(10.2, '10.1', 10.0) is None
+    assert with_clock([_held()], None) == [_held()]
+    assert with_clock([{'tool': 'dd'}], {'offset_s': 0.0, 'error_s': 0.0}) == [{'tool': 'dd'}]
 
 
 def _host_obs(busy=40.0, guest=20.0, kthreads=5.0, devices=None, window_s=2.0):

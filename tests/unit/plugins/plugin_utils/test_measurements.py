@@ -282,5 +282,10 @@ def test_together_is_pure_arithmetic():
     assert together(recs) == {'together_s': 5.0, 'fraction': 0.5, 'spread_s': 5.0}
     recs[1]['started'] = '2026-01-01T00:00:11.000Z'
     assert together(recs) == {'together_s': 0.0, 'fraction': 0.0, 'spread_s': 11.0}
+    # a host 5 s ahead of the controller (its reading, params.guards.clock_offset_s): it started with the other
+    recs[1].update(started='2026-01-01T00:00:05.000Z', params={'guards': {'clock_offset_s': 5.0}})
+    assert together(recs) == {'together_s': 10.0, 'fraction': 1.0, 'spread_s': 0.0}
+    recs[1]['params']['guards']['clock_offset_s'] = True     # no number: not used
+    assert together(recs)['spread_s'] == 5.0
     assert together([{'started': 'yesterday', 'duration_s': 1}]) is None
     assert together([{'started': '2026-01-01T00:00:00Z', 'duration_s': True}]) is None
