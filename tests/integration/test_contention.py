@@ -131,6 +131,9 @@ def test_concurrency_on_purpose_runs_a_group_together_and_records_it(fleet, tmp_
     assert shared, by_step
     for guards in shared:
         assert len(set(g['start_at'] for g in guards)) == 1, guards
+        # each host's clock was read right before its run; these hosts share this machine's clock, and
+        # a reading taken between the controller's two times of the same clock is within its error: 0
+        assert all(g.get('clock_offset_s') == 0.0 for g in guards), guards
         # started together, within a second and a half of each other even on a machine loaded by other
         # work (measured: 0.8 s at load 11, where every module took longer than the agreed 3 s to start;
         # a start that late is recorded in start_late_s, and the analysis judges the overlap itself)
