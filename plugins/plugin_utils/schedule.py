@@ -65,8 +65,10 @@ def contention(plan, hostvars):
 
 def schedule_runs(runs, resources, concurrency=1):
     """The steps: a list of {host: run index}. In each step a resource is held by at most
-    `concurrency` runs. Hosts with the most runs left go first, so a group of contending hosts
-    takes turns and the others fill the steps beside them."""
+    `concurrency` runs. The host whose next run comes first in the plan goes first, so runs that
+    contend keep the plan's order (the cells of one benchmark's repetition run one right after the
+    other: a comparison's two sides see the machine as it is at that moment, and their pairs
+    compare like with like) and hosts that contend with none of them fill the steps beside them."""
     queues = {}
     order = []
     for i, run in enumerate(runs):
@@ -76,14 +78,12 @@ def schedule_runs(runs, resources, concurrency=1):
         queues[run['host']].append(i)
     held = [frozenset(r for h in run_hosts(run) for r in resources.get(h, ['machine:%s' % h])) for run in runs]
     heads = dict((h, 0) for h in order)
-    position = dict((h, n) for n, h in enumerate(order))
     steps = []
     left = len(runs)
     while left:
         used = {}
         step = {}
-        for h in sorted((h for h in order if heads[h] < len(queues[h])),
-                        key=lambda h: (heads[h] - len(queues[h]), position[h])):
+        for h in sorted((h for h in order if heads[h] < len(queues[h])), key=lambda h: queues[h][heads[h]]):
             i = queues[h][heads[h]]
             if any(used.get(r, 0) >= concurrency for r in held[i]):
                 continue
