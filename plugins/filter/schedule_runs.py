@@ -17,7 +17,7 @@ description:
     string). An iperf run also holds the resources of its server host(s).
   - The matrix's C(concurrency) (default V(1)) lets that many runs share a resource on purpose,
     e.g. N guests of one hypervisor at once; their records carry C(params.guards.concurrency).
-  - Each host's runs keep their plan order.
+  - Runs that contend keep the plan's order (the host whose next run comes first in the plan goes first).
 options:
   _input:
     description: The plan.
@@ -34,6 +34,13 @@ options:
     description:
       - Runs a variance gate asks for on one host (M(benchlab.bench.gate_runs)); only their batches are
         returned (C(gate_batches)), in order.
+    type: list
+    elements: dict
+  extra:
+    description:
+      - The runs of a round of extra repetitions on every host (M(benchlab.bench.round_runs)), in the round's
+        order; only their batches are returned (C(batches)), scheduled as the plan's runs are, so that runs
+        that contend keep that order across hosts.
     type: list
     elements: dict
 author:
@@ -60,7 +67,7 @@ _value:
       runs that describe their cell's environment) and C(batches) (what the C(benchlab.bench.bench_run) role runs,
       per batch and host one call of C(benchlab.bench.run_benchmark) with C(runs), the C(phases) on other hosts
       around them and the agreed start; see C(plugins/plugin_utils/runpath.py)).
-    - With O(gate), C(gate_batches) only.
+    - With O(gate), C(gate_batches) only; with O(extra), C(batches) only.
   type: dict
 '''
 
@@ -68,7 +75,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
 from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import PhaseError, gate_batches
-from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import HOST_VARS, ScheduleError, plan_schedule, run_hosts
+from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import HOST_VARS, ScheduleError, plan_schedule, round_batches, run_hosts
 
 
 def _known(runs, hostvars):
@@ -89,10 +96,12 @@ def _known(runs, hostvars):
     return known
 
 
-def schedule_runs(plan, hostvars, gate=None):
+def schedule_runs(plan, hostvars, gate=None, extra=None):
     if not isinstance(plan, dict) or not isinstance(plan.get('runs'), list):
         raise AnsibleFilterError('schedule_runs: the input must be a plan from benchlab.bench.matrix_plan')
     try:
+        if extra is not None:
+            return {'batches': round_batches(plan, list(extra), _known(extra, hostvars))}
         if gate is not None:
             return {'gate_batches': gate_batches(plan, list(gate), plan_keys(plan), _known(gate, hostvars))}
         return plan_schedule(plan, _known(plan['runs'], hostvars))

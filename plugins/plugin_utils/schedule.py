@@ -116,6 +116,25 @@ def plan_schedule(plan, hostvars):
             'batches': plan_batches(plan, steps, together, plan_keys(plan), set(describe), hostvars)}
 
 
+def round_batches(plan, runs, hostvars):
+    """The batches of a round of extra repetitions (`runs`: every host's, in the round's order, from
+    rounds.next_round) as the bench_run role runs them: scheduled like the plan's runs (contending
+    runs never in one step, and in the round's order, so a comparison's two sides run one right
+    after the other), one at a time on purpose (a round's runs are never started together). Each
+    run is carried without a plan index or step (a round's run is none of the plan's)."""
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import plan_batches
+    sub = dict(plan, runs=runs)
+    steps = schedule_runs(runs, contention(sub, hostvars), 1)
+    batches = plan_batches(sub, steps, [False] * len(steps), plan_keys(plan), set(), hostvars)
+    for b in batches:
+        for part in b['hosts'].values():
+            for r in part['runs']:
+                r['index'] = None
+                r.pop('step', None)
+    return batches
+
+
 def describing_runs(plan, steps, hostvars=None):
     """The runs that describe their cell's environment themselves (the modules' option describe):
     each cell's first run in the schedule (one module run less per cell than a sysinfo task), unless

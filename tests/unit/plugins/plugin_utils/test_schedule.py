@@ -159,3 +159,28 @@ def test_a_cell_whose_first_run_has_phases_is_left_to_the_sysinfo_task():
     gated = dict(p, gates={'dd-write': {'max_cv_pct': 5}})
     assert plan_schedule(gated, {})['described_cells'] == sorted(HOSTS)
     assert plan_schedule(gated, {})['describe'] == plan_schedule(p, {})['describe']
+
+
+def test_the_steps_keep_the_plans_order_across_contending_hosts():
+    """g1 and g2 share a hypervisor: each step holds one of them, in the plan's order (repetition 1 of
+    each cell, then 2), never one host's runs as a block."""
+    p = expand_plan(dict(matrix(reps=3), cells=[{'name': h, 'host': h, 'path': '/var/tmp'} for h in ('g1', 'g2')]),
+                    inventory_hosts=HOSTS)
+    steps = schedule_runs(p['runs'], contention(p, HOSTVARS))
+    assert [sorted(s.values()) for s in steps] == [[i] for i in range(6)]
+    assert [p['runs'][s[h]]['host'] for s in steps for h in s] == ['g1', 'g2'] * 3
+
+
+def test_a_rounds_runs_are_batched_in_its_order_across_hosts():
+    p = expand_plan(dict(matrix(reps=1), cells=[{'name': h, 'host': h, 'path': '/var/tmp'} for h in ('g1', 'g2', 'bare')]),
+                    inventory_hosts=HOSTS)
+    extra = [dict(r, repetition=2, gate=True) for r in p['runs']] + [dict(r, repetition=3, gate=True) for r in p['runs']]
+    out = schedule_filter(p, HOSTVARS, extra=extra)
+    assert list(out) == ['batches']
+    order = [(h, r['repetition']) for b in out['batches'] for h, part in b['hosts'].items() for r in part['runs']]
+    # g1 and g2 take turns in the round's order; bare, which contends with neither, fills the steps beside them
+    assert order == [('g1', 2), ('bare', 2), ('g2', 2), ('bare', 3), ('g1', 3), ('g2', 3)]
+    assert [sorted(b['hosts']) for b in out['batches']] == [['bare', 'g1'], ['bare', 'g2'], ['g1'], ['g2']]
+    runs = [r for b in out['batches'] for part in b['hosts'].values() for r in part['runs']]
+    assert all(r['index'] is None and 'step' not in r and r['gate'] for r in runs)
+    assert not any(b['together'] for b in out['batches'])
