@@ -67,8 +67,9 @@ def schedule_runs(runs, resources, concurrency=1):
     """The steps: a list of {host: run index}. In each step a resource is held by at most
     `concurrency` runs. The host whose next run comes first in the plan goes first, so runs that
     contend keep the plan's order (the cells of one benchmark's repetition run one right after the
-    other: a comparison's two sides see the machine as it is at that moment, and their pairs
-    compare like with like) and hosts that contend with none of them fill the steps beside them."""
+    other: a comparison's two sides see the machine as it is at that moment, and a slow drift of
+    its speed falls on all of them alike) and hosts that contend with none of them fill the steps
+    beside them."""
     queues = {}
     order = []
     for i, run in enumerate(runs):

@@ -187,6 +187,13 @@ def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_pa
         else:
             assert rec['metrics']['throughput']['value'] > 0
             assert rec['params']['server'] != '127.0.0.1'
+    # the runs went in the plan's order across the hosts, which all contend for this machine (the cells of
+    # a benchmark one right after the other), not each host's runs as one block
+    started = {}
+    for rec in jsonl:
+        started[rec['labels']['cell']] = min(rec['started'], started.get(rec['labels']['cell'], rec['started']))
+    plan_order = ['host', 'g1', 'g2', 'host-to-g1', 'g1-to-g2', 'g2-to-host-x2']
+    assert sorted(plan_order, key=started.get) == plan_order, started
     pairs = sorted((r['labels'].get('pair'), r['labels'].get('pairs'), r['labels'].get('client'))
                    for r in jsonl if r['labels']['cell'] == 'g2-to-host-x2')
     assert pairs == [(1, 2, None), (2, 2, G1)]
