@@ -10,7 +10,7 @@ of its server host(s). The schedule is a list of steps; a step maps host -> the 
 it does in that step. The bench_run role runs the steps in order and, in a step, every host's
 run at once (the linear strategy's lock-step): runs that contend are never in the same step,
 unless the matrix's ``concurrency`` allows up to that many at once on purpose (N guests on one
-hypervisor). Each host's runs keep their plan order (repetitions stay interleaved)."""
+hypervisor). Runs that contend keep the plan's order (repetitions stay interleaved across hosts)."""
 
 from __future__ import annotations
 
