@@ -26,9 +26,9 @@ import time
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, '.collections'))
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import load_run, open_store, store_run  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import compare_runs  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.trend import trend_document  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import load_run, open_store, store_run  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.regress import compare_runs  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.trend import trend_document  # noqa: E402
 from ansible_collections.benchlab.bench.tests.unit.pgserver import PgServer  # noqa: E402
 
 RUNS = 1000

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / '.collections'))
 
 # pylint: disable=wrong-import-position
-from ansible_collections.benchlab.bench.plugins.module_utils.ioping import ioping_argv, parse_ioping  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.ioping import ioping_argv, parse_ioping  # noqa: E402
 
 
 def spread(times):

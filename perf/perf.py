@@ -71,9 +71,9 @@ REPO = os.path.abspath(os.environ.get('BENCHLAB_PERF_REPO') or HERE)
 BIN = os.path.join(HERE, '.venv', 'bin')
 sys.path.insert(0, os.path.join(HERE, '.collections'))
 
-from ansible_collections.benchlab.bench.plugins.module_utils import common  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import parse_dd  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.run import common  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import parse_dd  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records  # noqa: E402
 
 MIB = 1024 * 1024
 PARTS = ('fidelity_dd', 'fidelity_fio', 'overhead', 'peer', 'breakdown', 'report', 'history', 'observer')

@@ -22,12 +22,12 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record, validate_record  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown, render_terminal  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_csv  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_json  # noqa: E402
 
 GOAL_S, GOAL_MB = 5.0, 500
 CELLS = [('host-rootfs', 'host', 'rootfs', 1.0), ('host-drbd', 'host', 'drbd', 0.92), ('ct-simfs', 'openvz', 'simfs', 0.95),

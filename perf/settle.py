@@ -27,11 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / '.collections'))
 
 # pylint: disable=wrong-import-position
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, charted_metric, looks_of  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rounds import comparisons, decide  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.spread import run_costs  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.verdicts import compared, conclude_report, margin_of  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import summarize  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze, charted_metric, looks_of  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.rounds import comparisons, decide  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.spread import run_costs  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.verdicts import compared, conclude_report, margin_of  # noqa: E402
 
 
 def model_of(records, plan):

@@ -14,11 +14,11 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, load_run
-from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import CompareError, compare_runs, describe, describe_unjudged
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import HistoryError, load_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.locations import history_db, report_dir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.regress import CompareError, compare_runs, describe, describe_unjudged
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import write_reports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir
 
 ARGUMENT_SPEC = dict(
     baseline=dict(type='str', required=True),

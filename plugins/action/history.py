@@ -3,17 +3,17 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """benchlab.bench.history: list, copy, export and import the runs of a history. Runs on the
 controller only; the documentation is in plugins/modules/history.py, the logic in
-plugins/plugin_utils/history.py and history_bundle.py."""
+plugins/plugin_utils/history/history.py and history_bundle.py."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import (
     HistoryError, copy_history, open_store, resolve_db_path, shown)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history_bundle import export_run, import_run_dir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history_bundle import export_run, import_run_dir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.locations import history_db, report_dir
 
 ARGUMENT_SPEC = dict(
     action=dict(type='str', default='list', choices=['list', 'copy', 'export', 'import']),

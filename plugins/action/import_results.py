@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """benchlab.bench.import_results: a manifest of hand-run outputs -> records and a plan for the report
 callback. Runs on the controller only (nothing runs on a host); the documentation is in
-plugins/modules/import_results.py, the logic in plugins/plugin_utils/imports.py."""
+plugins/modules/import_results.py, the logic in plugins/plugin_utils/run/imports.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import ImportProblem, import_manifest
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.imports import ImportProblem, import_manifest
 
 ARGUMENT_SPEC = dict(manifest=dict(type='path', required=True))
 

@@ -2,14 +2,14 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """benchlab.bench.run_benchmark: the one run path (documentation: plugins/modules/run_benchmark.py;
-the plan side: plugins/plugin_utils/runpath.py).
+the plan side: plugins/plugin_utils/plan/runpath.py).
 
 With ``runs`` (or one ``run``): the runs of a batch on the task's host, in one module process (the
-tool module's option ``batch``, module_utils/benchrun.py). A batch of one run without a timeout runs
+tool module's option ``batch``, module_utils/run/benchrun.py). A batch of one run without a timeout runs
 as one module call; otherwise the module runs in the background (Ansible's async_wrapper, with the
 batch's time limit) and a small waiter on the host (one command, WAITER below) returns each run's
 result from the batch's spool file the moment the run ends: the record is stored in the run's
-results.jsonl at once (plugin_utils/rundir.py), and a progress line is printed as each run starts.
+results.jsonl at once (plugin_utils/run/rundir.py), and a progress line is printed as each run starts.
 A failed run's work is cleaned up (benchlab.bench.work_cleanup, this run id and key only).
 
 With ``phase``: one phase of a run on the task's (delegated) host: its module, started in the
@@ -30,16 +30,16 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import OWNER_ENV, owner_mark
-from ansible_collections.benchlab.bench.plugins.plugin_utils.compat import TargetModuleAction, benchmark_args
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import fmt_duration, printable, progress_line
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import RunArgsError, module_args
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import OWNER_ENV, owner_mark
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.compat import TargetModuleAction, benchmark_args
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import fmt_duration, printable, progress_line
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runargs import RunArgsError, module_args
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir, current_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runpath import (
     CLOCK_COMMAND, Outcome, amend_records, by_name, clock_reading, clocks_apart, failed_run, local_observers, observer_args,
     phase_args, phase_run_args, records_of, run_guards, run_title, stamp, with_clock)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import unit
-from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import record_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import unit
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.validation import record_problems
 
 display = Display()
 

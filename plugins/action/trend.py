@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """benchlab.bench.trend: a metric across the stored runs and its change points. Runs on the
 controller only; the documentation is in plugins/modules/trend.py, the logic in
-plugins/plugin_utils/trend.py and render_trend.py."""
+plugins/plugin_utils/analysis/trend.py and render_trend.py."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import getpass
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.collection_info import collection_version
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, open_store, shown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_trend import trend_terminal, write_trend
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.trend import TrendError, trend_document
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.collection_info import collection_version
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import HistoryError, open_store, shown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.locations import history_db, report_dir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_trend import trend_terminal, write_trend
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.trend import TrendError, trend_document
 
 ARGUMENT_SPEC = dict(
     matrix=dict(type='str'),

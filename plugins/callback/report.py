@@ -182,29 +182,29 @@ from ansible import constants as C
 from ansible import context
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import matrix_problems, record_problems
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_terminal
-from ansible_collections.benchlab.bench.plugins.plugin_utils.callback_compat import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import printable
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.validation import matrix_problems, record_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.callback_compat import (
     inventory_sources, playbook_file, result_data, result_host, result_task)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.collection_info import collection_version
-from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import DRY_RUN_STATUS, DryRun
-from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_markdown as render_dry_run_md
-from ansible_collections.benchlab.bench.plugins.plugin_utils.dryrun import render_terminal as render_dry_run_terminal
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (HistoryError, controller_fingerprint,
-                                                                             store_later, store_run)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import preflight as history_preflight
-from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, write_reports
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, RunLock,
-                                                                            check_output_dir, new_run_id, read_jsonl,
-                                                                            set_current_run)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import local_observers, stop_left_observers
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import records_of as _records_of
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import units
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.collection_info import collection_version
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.dryrun import DRY_RUN_STATUS, DryRun
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.dryrun import render_markdown as render_dry_run_md
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.dryrun import render_terminal as render_dry_run_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import (HistoryError, controller_fingerprint,
+                                                                                     store_later, store_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import preflight as history_preflight
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.locations import history_db, report_dir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_json, write_reports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import (OutputDirError, RunDir, RunLock,
+                                                                                check_output_dir, new_run_id, read_jsonl,
+                                                                                set_current_run)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runpath import local_observers, stop_left_observers
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runpath import records_of as _records_of
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import units
 
 HISTORY_MIN_FREE = 16 * 1024 * 1024
 # A run label names a run in the history and heads comparisons: a name, not a text (label values: 256 too).
@@ -302,7 +302,7 @@ class CallbackModule(CallbackBase):
             self._display.error('%s (nothing is run: fix it and start again)' % self.preflight_error)
 
     def _lock_run(self):
-        """Hold the run directory's lock (plugin_utils/rundir.py RunLock) until the play ends: a
+        """Hold the run directory's lock (plugin_utils/run/rundir.py RunLock) until the play ends: a
         second play with this run id is refused (RunInUse) before any host is touched."""
         if self.lock is None or self.lock.rundir is not self.rundir:
             self._unlock_run()
@@ -435,7 +435,7 @@ class CallbackModule(CallbackBase):
         hosts = res.get('bench_result_hosts') if isinstance(res.get('bench_result_hosts'), list) else []
         stored = res.get('bench_results_stored') if isinstance(res.get('bench_results_stored'), list) else []
         for i, rec in enumerate(_records_of(res)):
-            errors = record_problems(rec)   # the same checks as a resumed record's (plugin_utils/validation.py)
+            errors = record_problems(rec)   # the same checks as a resumed record's (plugin_utils/common/validation.py)
             # an import (benchlab.bench.import_results) names the host each record was measured on
             kept = dict(rec, host=hosts[i] if i < len(hosts) and isinstance(hosts[i], str) else host)
             labels = rec.get('labels') if isinstance(rec.get('labels'), dict) else {}

@@ -104,8 +104,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare as _compare
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import StatsError
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import compare as _compare
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import StatsError
 
 
 def compare(candidate, baseline, better='higher', alpha=0.05, equivalence_margin_pct=5.0):

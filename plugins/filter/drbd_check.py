@@ -53,9 +53,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_config import check_resources
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import redact
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import DrbdConfigError
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_config import check_resources
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_secrets import redact
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_values import DrbdConfigError
 
 
 def drbd_check(resources, syntax='auto', allow_handlers=False):

@@ -51,8 +51,8 @@ _value:
   elements: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import more_runs
-from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import next_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import more_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.gate import next_runs
 
 
 def gate_runs(plan, records, host, exclude=None):

@@ -62,7 +62,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import MatrixError, expand_plan
 
 
 def host_labels(matrix, hostvars, labels_var):

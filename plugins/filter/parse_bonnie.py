@@ -55,8 +55,8 @@ _value:
   elements: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL, BonnieParseError, bonnie_records
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import TOOL, BonnieParseError, bonnie_records
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_bonnie(text, labels=None):

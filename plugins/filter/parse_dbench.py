@@ -52,8 +52,8 @@ _value:
   type: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import DbenchParseError, dbench_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import DbenchParseError, dbench_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_dbench(text, test=None, labels=None):

@@ -53,8 +53,8 @@ _value:
   type: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import DdParseError, dd_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_dd(text, test='write', bs=None, labels=None):

@@ -46,8 +46,8 @@ _value:
   elements: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import FioParseError, fio_records
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import FioParseError, fio_records
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_fio(text, labels=None):

@@ -51,8 +51,8 @@ _value:
   type: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.ioping import IopingParseError, ioping_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.ioping import IopingParseError, ioping_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_ioping(text, test=None, labels=None):

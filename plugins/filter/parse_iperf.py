@@ -64,8 +64,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import IperfParseError, iperf_records
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import IperfParseError, iperf_records
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_iperf(text, stderr='', reverse=None, labels=None):

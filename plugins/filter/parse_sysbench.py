@@ -56,8 +56,8 @@ _value:
   type: dict
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import TOOL, SysbenchParseError, sysbench_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.sysbench import TOOL, SysbenchParseError, sysbench_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_sysbench(text, test=None, labels=None):

@@ -63,9 +63,9 @@ _value:
             "exit_status": null, "signal": null}]
 '''
 
-from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import TimeParseError
-from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import parse_time as _parse_time
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import parse_with
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.timeparse import TimeParseError
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.timeparse import parse_time as _parse_time
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import parse_with
 
 
 def parse_time(text):

@@ -62,7 +62,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import resume_plan as _resume_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import resume_plan as _resume_plan
 
 
 def resume_plan(plan, previous_plan, records, run_id=None, set_aside=None):

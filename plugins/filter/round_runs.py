@@ -68,8 +68,8 @@ _value:
       elements: str
 '''
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.filters import more_runs
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rounds import next_round
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.filters import more_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.rounds import next_round
 
 
 def round_runs(plan, records, budget_left_s, spent_s=0, runs_done=0, exclude=None):

@@ -39,7 +39,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys
 
 
 def run_keys(plan):

@@ -66,16 +66,16 @@ _value:
       resources it holds), C(together) (per step, whether its runs start on one agreed moment), C(describe) (the
       runs that describe their cell's environment) and C(batches) (what the C(benchlab.bench.bench_run) role runs,
       per batch and host one call of C(benchlab.bench.run_benchmark) with C(runs), the C(phases) on other hosts
-      around them and the agreed start; see C(plugins/plugin_utils/runpath.py)).
+      around them and the agreed start; see C(plugins/plugin_utils/plan/runpath.py)).
     - With O(gate), C(gate_batches) only; with O(extra), C(batches) only.
   type: dict
 '''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import PhaseError, gate_batches
-from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import HOST_VARS, ScheduleError, plan_schedule, round_batches, run_hosts
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runpath import PhaseError, gate_batches
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.schedule import HOST_VARS, ScheduleError, plan_schedule, round_batches, run_hosts
 
 
 def _known(runs, hostvars):
@@ -86,7 +86,7 @@ def _known(runs, hostvars):
         except KeyError:  # a host outside the inventory holds only itself
             continue
         known[h] = dict((k, v.get(k)) for k in HOST_VARS)
-    # a DRBD host's peers the inventory names (their observers: plugin_utils/runpath.py drbd_peers)
+    # a DRBD host's peers the inventory names (their observers: plugin_utils/plan/runpath.py drbd_peers)
     for v in list(known.values()):
         for res in v.get('drbd_resources') or []:
             for node in (res.get('nodes') or []) if isinstance(res, dict) else []:

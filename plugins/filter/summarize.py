@@ -55,7 +55,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import StatsError, summarize as _summarize
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import StatsError, summarize as _summarize
 
 
 def metric_values(records, metric):

@@ -50,7 +50,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import ToolTableError, packages_for, programs_for
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import ToolTableError, packages_for, programs_for
 
 
 def tool_install(platforms, what):

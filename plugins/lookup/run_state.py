@@ -112,11 +112,11 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import report_dir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import printable
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.locations import report_dir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import printable
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import (
     RunDir, current_run, in_use_message, lock_holder, read_jsonl)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import checked_records
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.validation import checked_records
 
 display = Display()
 

@@ -157,14 +157,14 @@ import re
 import stat
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL, bonnie_records
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, mem_total_bytes
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import system_directory_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import TOOL, bonnie_records
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS, mem_total_bytes
+from ansible_collections.benchlab.bench.plugins.module_utils.run.trapcodes import BELOW_2X_RAM
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import fail, run
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import system_directory_problem
 
 MIB = 1024 * 1024
 DEFAULT_USER = 'benchlab'
@@ -329,7 +329,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     path = p['path']
     if not os.path.isdir(path):

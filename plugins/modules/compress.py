@@ -159,14 +159,14 @@ import shutil
 import tempfile
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.compress import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.compress import (
     COMPRESSORS, CompressError, check_options, compress_argv, compress_record, compressor_version, copy_input,
     decompress_argv, file_sha256, rusage_delta, threads_for, write_text)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import UnitError, parse_size
 
 INPUT_GENERATOR = 'text-v1'
 CPU_TIME = 'getrusage(RUSAGE_CHILDREN) delta around the compressor'
@@ -291,7 +291,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     size, compressors, levels, path = validate(module, p)
     binaries = dict((c, module.get_bin_path(c, required=True)) for c in compressors)

@@ -135,11 +135,11 @@ bench_dry_run:
 import os
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import (
     MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem, read_capped)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
 
 LOADFILES = (
     '/usr/share/dbench/client.txt',
@@ -259,7 +259,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
 
     limit, loadfile = validate(module, p)

@@ -190,16 +190,16 @@ import os
 import tempfile
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning, read_text
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM, SOURCE_ON_TEST_STORAGE
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import copy_input_problem, dd_record, space_needed
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import block_device_size, is_block_device, overlap
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_meminfo, parse_mountinfo
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS, drop_caches, ram_warning, read_text
+from ansible_collections.benchlab.bench.plugins.module_utils.run.trapcodes import BELOW_2X_RAM, SOURCE_ON_TEST_STORAGE
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import copy_input_problem, dd_record, space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import block_device_size, is_block_device, overlap
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.sysinfo import parse_meminfo, parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import free_space_problem
 
 CHUNK = 1024 * 1024
 SCRUB_BYTES = 1024 * 1024
@@ -374,7 +374,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     test, path = p['test'], p['path']
     size, bs, count = sizes(module, p)

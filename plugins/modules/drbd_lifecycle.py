@@ -139,17 +139,17 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import read_text
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError, check_device_writable
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_lifecycle import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import read_text
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import DeviceGuardError, check_device_writable
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_lifecycle import (
     lifecycle_plan, mount_verdict, step_argv)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_secrets import (
     config_files_secrets, drbdadm_secrets, redact_output, secret_forms)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import status_argv
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_status import status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_values import (
     DRBD_MAJOR, DrbdConfigError, DrbdParseError, check_name)
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult, fail, run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import CommandResult, fail, run
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.sysinfo import parse_mountinfo
 
 MAIN_CONFIG = '/etc/drbd.conf'
 

@@ -15,7 +15,7 @@ description:
   - Safe mode (the default) refuses a disk that carries a filesystem, partition table, LVM, RAID,
     swap or any other signature, unless O(force=true).
   - Before it writes (create-md, wipe-md) every disk it would write goes through the collection's
-    device guard (module_utils/devguard.py). A disk that is mounted, has a mounted partition, has
+    device guard (module_utils/run/devguard.py). A disk that is mounted, has a mounted partition, has
     holders (device-mapper, md, a DRBD device that is up), is active swap or is busy (O_EXCL) is
     always refused, naming the disk, what holds it and how to release it; no option overrides that.
   - Meta-data that already exists on every volume (C(drbdadm get-gi) reads it) is left alone, so a
@@ -86,14 +86,14 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import (
     DRBD_MAGIC_OFFSET, DRBD_MAGICS, DeviceGuardError, check_device_writable)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_lifecycle import step_argv
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_signature import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_lifecycle import step_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_signature import (
     parse_blkid_export, parse_wipefs_json, signature_verdict)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_values import (
     DrbdConfigError, DrbdParseError, check_name)
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import fail, run
 
 
 def probe(module, dev, role):

@@ -359,18 +359,18 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_config import check_resources
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_drbdadm import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_config import check_resources
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_drbdadm import (
     choose_syntax, describe_errors, parse_drbdadm_errors, parse_version, validator_argv)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_render import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_render import (
     file_mark, ownership_problem, render_resource)
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_secrets import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_secrets import (
     REDACTED, config_files_secrets, redact, secret_forms)
-from ansible_collections.benchlab.bench.plugins.module_utils.common import given_options
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_config import REFUSED
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import given_options
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_config import REFUSED
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_values import (
     NET_OPTIONS, DrbdConfigError, DrbdParseError, check_lab, check_name)
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import run
 
 MODE = 0o600
 

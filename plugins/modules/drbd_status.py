@@ -63,7 +63,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 drbd:
-  description: One entry per resource volume (see parse_status_json in module_utils/drbd_status.py).
+  description: One entry per resource volume (see parse_status_json in module_utils/drbd/drbd_status.py).
   returned: always
   type: list
   elements: dict
@@ -86,10 +86,10 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_status import settled, status_argv
-from ansible_collections.benchlab.bench.plugins.module_utils.drbd_values import (
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_status import settled, status_argv
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd.drbd_values import (
     DrbdConfigError, DrbdParseError, check_name)
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import fail, run
 
 
 def _read_proc_drbd():

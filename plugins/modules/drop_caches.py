@@ -43,7 +43,7 @@ dropped:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import drop_caches
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import drop_caches
 
 
 def main():

@@ -222,17 +222,17 @@ import hashlib
 import os
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module, stop_deferred
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import UNSAFE_OPTIONS, ZERO_DATA
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, run_module, stop_deferred
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.run.trapcodes import UNSAFE_OPTIONS, ZERO_DATA
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import (
     effective_job_options, fio_records, job_file_in_workdir, job_file_text, parse_only_problem)
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import is_block_device
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import is_block_device
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fiojob import (
     FioJobError, check_fio_job, fio_zero_warning, options_to_sections, parse_job_file, split_names)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, format_bytes, parse_size
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, free_space_problem, remove_tree
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import UnitError, format_bytes, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import create_workdir, free_space_problem, remove_tree
 
 JOB_COPY = '.benchlab-job.fio'
 JOB_KEYS = ('rw', 'bs', 'size', 'runtime', 'ioengine', 'iodepth', 'numjobs', 'rwmixread')
@@ -343,7 +343,7 @@ def on_devices(options):
 
 
 def job_argv(fio_bin, p, workdir, direct):
-    # json+: each worker's latency histogram, merged into the job's p99 (module_utils/fio.py)
+    # json+: each worker's latency histogram, merged into the job's p99 (module_utils/tools/fio.py)
     argv = [fio_bin, '--output-format=json+', '--name=%s' % p['name']]
     if not on_devices(p['options']):
         argv.append('--directory=%s' % workdir)
@@ -502,7 +502,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     validate(module, p)
     fio_bin = module.get_bin_path('fio', required=True)

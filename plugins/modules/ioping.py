@@ -125,12 +125,12 @@ bench_dry_run:
 import os
 import re
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.ioping import ioping_argv, ioping_record, version_from_output
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.ioping import ioping_argv, ioping_record, version_from_output
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import UnitError, parse_size
 
 # ioping's own time values: a number and an optional unit (ioping.c parse_time).
 INTERVAL_RE = re.compile(r'^[0-9]+(?:\.[0-9]+)?(?:ns|us|ms|s|m|min|h|hour)?$')
@@ -177,7 +177,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     validate(module, p)
     ioping_bin = module.get_bin_path('ioping', required=True)

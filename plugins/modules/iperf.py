@@ -252,18 +252,18 @@ import os
 import subprocess
 import time
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, new_dry_run, run_module
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, version_tuple
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import competing_names, competing_processes
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, new_dry_run, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS, version_tuple
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import competing_names, competing_processes
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import (
     START_ATTEMPTS, START_PAUSE_S, IperfParseError, client_argv, error_lines, iperf_records, parse_iperf3_json,
     port_per_stream, server_argv, server_ports, udp_stream_refused, version_from_output)
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf_server import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf_server import (
     is_iperf_server, kill_server, server_output, start_server)
-from ansible_collections.benchlab.bench.plugins.module_utils.observe import route_interfaces, shaping_rates
-from ansible_collections.benchlab.bench.plugins.module_utils.procfs import proc_cmdline
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import run, tail
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.observe import route_interfaces, shaping_rates
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.procfs import proc_cmdline
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import run, tail
 
 WILDCARDS = ('', '0.0.0.0', '::', '[::]', '*')
 LOOPBACK_PREFIXES = ('127.', '::1', 'localhost')
@@ -451,7 +451,7 @@ def checked_version(br, path, p):
 
 
 def client_main(module, p):
-    """One client run over the BenchRun skeleton (module_utils/benchrun.py): dry run, guards,
+    """One client run over the BenchRun skeleton (module_utils/run/benchrun.py): dry run, guards,
     parse-or-fail, trap codes; a server it spawned is stopped whatever happens (also on a stop
     signal)."""
     check_client(module, p)
@@ -512,7 +512,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
     if not os.path.isdir('/proc/self/fd'):
         module.fail_json(msg='benchlab.bench.iperf needs a Linux /proc')

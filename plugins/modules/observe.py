@@ -162,7 +162,7 @@ pid_start:
   returned: with state=started, not in check mode
   type: int
 layers:
-  description: The layer stacks watched (module_utils/layers.py).
+  description: The layer stacks watched (module_utils/observe/layers.py).
   returned: with state=started
   type: list
   elements: dict
@@ -194,10 +194,10 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.layers import block_layers, image_stack
-from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.layers import block_layers, image_stack
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.observe import (
     STATE_FILE, Observer, cgroup_of_pid, crop_samples, route_interfaces, read_samples, sampler_loop, summarize_samples, target_layers)
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import (
     PREFIX, create_workdir, marker_matches, proc_start_time, read_marker, remove_tree, stop_recorded, update_marker)
 
 TOOL = 'observe'

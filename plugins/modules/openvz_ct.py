@@ -184,8 +184,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils import openvz
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import fail, run
+from ansible_collections.benchlab.bench.plugins.module_utils.guests import openvz
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import fail, run
 
 
 def prlctl_description(module, s):

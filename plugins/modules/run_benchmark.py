@@ -28,7 +28,7 @@ description:
     C(benchlab.bench.work_cleanup)) is stopped and removed, the other runs of the batch go on, and
     the task fails naming every failed run (C(bench_failed_runs)).
   - With O(phase), one phase of a run on the task's host (delegated with C(delegate_to)) - work a run
-    needs on another host, declared by the plan (C(plugins/plugin_utils/runpath.py)); a guest's
+    needs on another host, declared by the plan (C(plugins/plugin_utils/plan/runpath.py)); a guest's
     hypervisor host drops its caches, a DRBD host waits for UpToDate, iperf's servers start and stop,
     concurrent pairs start in the background and their records are collected.
   - This is an action plugin. It runs on the controller and calls the modules on the target; this file is its

@@ -164,13 +164,13 @@ bench_dry_run:
 import os
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun, run_module
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS, drop_caches, ram_warning
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import BELOW_2X_RAM
-from ansible_collections.benchlab.bench.plugins.module_utils.record import utc_now
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import run
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import MODES, READ_MODES, sysbench_record
-from ansible_collections.benchlab.bench.plugins.module_utils.units import UnitError, parse_size
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun, run_module
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS, drop_caches, ram_warning
+from ansible_collections.benchlab.bench.plugins.module_utils.run.trapcodes import BELOW_2X_RAM
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import utc_now
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import run
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.sysbench import MODES, READ_MODES, sysbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import UnitError, parse_size
 
 
 def sysbench_argv(sysbench_bin, p, size, bs, verb):
@@ -248,7 +248,7 @@ def main():
 
 
 def one_run(module):
-    """One run of the module (module_utils/benchrun.py run_module: alone, or one of a batch)."""
+    """One run of the module (module_utils/run/benchrun.py run_module: alone, or one of a batch)."""
     p = module.params
 
     size, bs = validate(module, p)

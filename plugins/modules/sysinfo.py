@@ -95,7 +95,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import describe
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import describe
 
 
 def main():

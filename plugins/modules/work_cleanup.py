@@ -93,7 +93,7 @@ kept:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import cleanup_owned
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import cleanup_owned
 
 
 def main():

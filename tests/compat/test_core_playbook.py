@@ -12,8 +12,8 @@ import yaml
 
 from conftest import BIN, CORE, REPO, run
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_problems
 
 
 def test_core_is_the_one_asked_for(env):

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import BIN, CORE, FILES, pyenv_python, run
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 pytestmark = pytest.mark.skipif(CORE != (2, 16), reason='the Python 3.6 / 2.7 target runs need ansible-core 2.16 '
                                                         '(make compat runs them from .venv-core216)')

@@ -9,8 +9,8 @@ import yaml
 from conftest import BIN, FILES, REPO, load_run, run, run_dirs
 from netns_hosts import RUN_DIRS, ssh_hosts
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import TOGETHER_MIN, together
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.measurements import TOGETHER_MIN, together
 
 
 def scratch():

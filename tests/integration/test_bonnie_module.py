@@ -11,7 +11,7 @@ import pytest
 
 from conftest import module
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 pytestmark = pytest.mark.skipif(shutil.which('bonnie++') is None and not os.path.exists('/usr/sbin/bonnie++'),
                                 reason='bonnie++ is not installed')

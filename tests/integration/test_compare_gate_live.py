@@ -18,8 +18,8 @@ import yaml
 
 from conftest import BIN, FILES, ansible_env, interrupted, run
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import list_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_problems
 
 GATE = FILES / 'gate'
 

@@ -30,7 +30,7 @@ import yaml
 from conftest import BIN, FILES, REPO, ansible_env, run, run_dirs
 import iothrottle
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs, load_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import list_runs, load_run
 
 SLOW_BPS = 2 * 1000 * 1000
 THROTTLE_BURST_S = 0.2

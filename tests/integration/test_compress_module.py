@@ -12,8 +12,8 @@ from conftest import REPO, module
 
 sys.path.insert(0, str(REPO / '.collections'))
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import parse_time  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.timeparse import parse_time  # noqa: E402
 
 KIB = 1024
 
@@ -180,7 +180,7 @@ def test_rusage_agrees_with_gnu_time(env, tmp_path):
     rec = res['bench_result']
     src = tmp_path / 'in.txt'
     sys.path.insert(0, str(REPO / '.collections'))
-    from ansible_collections.benchlab.bench.plugins.module_utils.compress import write_text
+    from ansible_collections.benchlab.bench.plugins.module_utils.tools.compress import write_text
     assert write_text(str(src), 4 * 1024 * 1024, 42) == rec['params']['input_sha256']
     # CPU time of one run moves with the machine's other load (cache, frequency): GNU time runs three
     # times and the module's figure must sit within the spread of those, widened by a third.
@@ -197,10 +197,10 @@ def test_rusage_agrees_with_gnu_time(env, tmp_path):
 
 
 def test_bench_run_tasks_file_passes_every_param():
-    """The one run path (benchlab.bench.run_benchmark, plugin_utils/runargs.py) forwards every compress
+    """The one run path (benchlab.bench.run_benchmark, plugin_utils/plan/runargs.py) forwards every compress
     param under its own name, and the options every benchmark shares once for every tool."""
     sys.path.insert(0, str(REPO / '.collections'))
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.runargs import module_args, param_names
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runargs import module_args, param_names
     assert set(param_names('compress')) | {'path'} == {'path', 'size', 'seed', 'compressors', 'level', 'threads', 'input'}
     params = dict((key, 'v-%s' % key) for key in ('size', 'seed', 'compressors', 'level', 'threads', 'input'))
     run = {'tool': 'compress', 'benchmark': 'c', 'cell': 'x', 'path': '/srv', 'params': params, 'labels': {'cell': 'x'}}

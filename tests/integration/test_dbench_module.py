@@ -6,7 +6,7 @@ import subprocess
 
 from conftest import module
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 
 def _procs_mentioning(text):

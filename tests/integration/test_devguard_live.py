@@ -1,4 +1,4 @@
-"""Every refusal class of the device guard (module_utils/devguard.py) proven through the modules that
+"""Every refusal class of the device guard (module_utils/run/devguard.py) proven through the modules that
 would write, on REAL loop devices (root), with the data checked afterwards.
 
 One set of loop devices, one per class, is made at once; then one ansible-playbook run sends every

@@ -1,7 +1,7 @@
 """Every number explained, live (issue 30 phase 1): each evidence verdict fires on a run made to cause
 it and stays quiet on its control, through the real modules (`ansible localhost -m`), their
-observation (module_utils/observe.py in BenchRun) and the controller's verdicts
-(plugin_utils/explain.py run_verdicts). Root: loop devices, mounts, a blkio cgroup, a netns.
+observation (module_utils/observe/observe.py in BenchRun) and the controller's verdicts
+(plugin_utils/explain/explain.py run_verdicts). Root: loop devices, mounts, a blkio cgroup, a netns.
 
 - writes_elided: dd writes zeros into btrfs with compress-force on a loop device; the control writes
   random data there (stored as is: the bytes reach the loop device);
@@ -31,8 +31,8 @@ import pytest
 
 from conftest import module
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import explain_cell, run_verdicts
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.explain import explain_cell, run_verdicts
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='needs root for loop devices, mounts, cgroups and netns')
 

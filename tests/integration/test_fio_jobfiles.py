@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records
 from conftest import module
 
 JOBS = Path(__file__).resolve().parents[1] / 'unit' / 'fixtures' / 'fio' / 'jobs'

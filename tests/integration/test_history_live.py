@@ -28,7 +28,7 @@ import pytest
 
 from conftest import BIN, REPO, ansible_env, run
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs, load_run, open_store, store_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import list_runs, load_run, open_store, store_run
 from ansible_collections.benchlab.bench.tests.unit.pgserver import PgServer, pg_bindir
 
 REFERENCE_000 = REPO / 'playbooks' / 'files' / 'imports' / 'reference-000'

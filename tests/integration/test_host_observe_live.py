@@ -19,7 +19,7 @@ import pytest
 
 from conftest import BIN, SHARED_LAB_PREFIX, load_run, needs_lab, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import explain_cell, host_cost, run_verdicts
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.explain import explain_cell, host_cost, run_verdicts
 
 GUEST = 'bls-g2'
 IMAGE = '/var/lib/benchlab/%s/%s.img' % (SHARED_LAB_PREFIX, GUEST)

@@ -29,8 +29,8 @@ import yaml
 
 from conftest import BIN, REPO, load_run, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import OWNER_ENV
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import OWNER_ENV
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import list_runs
 
 TOKEN = 'benchlab-secret-9d41c7'
 DD_OUTPUT = REPO / 'tests' / 'unit' / 'fixtures' / 'dd' / 'coreutils-9.1-write-fdatasync.txt'   # real dd output

@@ -26,7 +26,7 @@ import yaml
 
 from conftest import BIN, REPO, ansible_env, run
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import list_runs
 
 DD_OUTPUT = REPO / 'tests' / 'unit' / 'fixtures' / 'dd' / 'coreutils-9.1-write-fdatasync.txt'   # real dd output
 SECRET = 's3cret-7f0c2e'

@@ -24,8 +24,8 @@ import pytest
 
 from conftest import BIN, REPO, ansible_env, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import list_runs
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import list_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_problems
 
 EXAMPLES = REPO / 'playbooks' / 'files' / 'imports'
 REPORT_FILES = ('results.json', 'results.csv', 'report.md', 'report.html', 'plan.json', 'results.jsonl')

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import BIN, load_run, module, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 
 @pytest.mark.parametrize('args', [{'count': 20}, {'count': 20, 'mode': 'write', 'sync': True, 'size': '8k', 'work_size': '2m'}])

@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, load_run, module, run, run_dirs, BIN
 
 sys.path.insert(0, str(REPO / '.collections'))
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record  # noqa: E402
 
 PORTS = list(range(15711, 15740))
 

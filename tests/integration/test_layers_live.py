@@ -1,4 +1,4 @@
-"""plugins/module_utils/layers.py on this machine's real sysfs and /proc (root): ext4 on a loop device
+"""plugins/module_utils/observe/layers.py on this machine's real sysfs and /proc (root): ext4 on a loop device
 over an image file, a partition of a loop device (`partx -a`: `losetup -P` makes no partition nodes
 here), a loop device at an offset into another one, and this machine's own root file system.
 
@@ -14,7 +14,7 @@ import tempfile
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.layers import Sys, block_layers, layer_stack
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.layers import Sys, block_layers, layer_stack
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='needs root for loop devices and mounts')
 

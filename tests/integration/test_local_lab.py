@@ -21,8 +21,8 @@ from conftest import BIN, REPO, load_run, run, run_dirs
 sys.path.insert(0, str(REPO / 'tests' / 'utils'))
 from bl_lab_state import lab_is_gone, snapshot  # noqa: E402
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record  # noqa: E402
-from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import TOGETHER_MIN, together  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record  # noqa: E402
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.measurements import TOGETHER_MIN, together  # noqa: E402
 
 PREFIX = 'blt'
 HOST_ADDR = '198.19.0.1'

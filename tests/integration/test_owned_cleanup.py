@@ -19,9 +19,9 @@ import yaml
 
 from conftest import BIN, processes_with, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.module_utils import workdir as wd
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.module_utils.run import workdir as wd
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys
 
 RUN_ID = 'owned-cleanup-test-%d' % os.getpid()
 

@@ -25,13 +25,13 @@ import pytest
 
 from conftest import BIN, FILES, REPO, ansible_env, load_run, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import forest_kind
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import forest_kind
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import bar_count
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import bar_count
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_problems
 
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 FILES_WRITTEN = ('results.json', 'results.csv', 'report.md', 'report.html', 'results.jsonl')
@@ -396,8 +396,8 @@ TABLES_PROBE = """JSON.stringify((() => {
 def test_bonnie_units_failed_cell_and_import_header_in_chromium(tmp_path):
     """As Chromium lays the page out: the bonnie++ table in K/sec (reference 003's printed figures)
     and MB/s, a failed cell listed with its known reason only, and an imported run's header line."""
-    from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import import_line
+    from ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import bonnie_records
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import import_line
     records = bonnie_records((UNIT_FIXTURES / 'bonnie' / 'reference-003-bonnie-1.03-drbd.txt').read_text(),
                              tool_version='1.03')[:2]
     for i, rec in enumerate(records, 1):

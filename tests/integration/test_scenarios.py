@@ -22,7 +22,7 @@ import yaml
 
 from conftest import BIN, REPO, SHARED_LAB_PREFIX, ansible_env, load_run, run, run_dirs
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 PREFIX = SHARED_LAB_PREFIX
 HOST_ADDR = '198.19.64.1'

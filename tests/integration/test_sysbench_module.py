@@ -6,8 +6,8 @@ import subprocess
 
 from conftest import module
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import ZERO_DATA_WARNING
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.sysbench import ZERO_DATA_WARNING
 
 SMALL = {'size': '16M', 'files': 4, 'time': 2}
 

@@ -3,7 +3,7 @@ section 2): the codes are data on the record, next to the warning text for peopl
 
 from conftest import module
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 
 def _rec(env, name, args):

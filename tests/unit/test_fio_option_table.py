@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The fio option table (plugins/module_utils/fio_options.py) against the INSTALLED fio: every option,
+"""The fio option table (plugins/module_utils/tools/fio_options.py) against the INSTALLED fio: every option,
 alias, engine and engine option fio lists (fio --cmdhelp=all, --cmdhelp=<option>, --enghelp,
 --enghelp=<engine>, --enghelp=<engine>,<option>) is classified, so a fio that knows a new option
 fails here, and the job check refuses that option until it is classified. (A test of the table
@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import fio_options, fiojob
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import FioJobError, check_fio_job, parse_job_file
+from ansible_collections.benchlab.bench.plugins.module_utils.tools import fio_options, fiojob
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fiojob import FioJobError, check_fio_job, parse_job_file
 from ansible_collections.benchlab.bench.tests.utils import fio_options as generator
 
 needs_fio = pytest.mark.skipif(not shutil.which('fio'), reason='fio is not installed')

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils import toolinfo
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import toolinfo
 
 REPO = Path(__file__).resolve().parents[2]
 MATRIX = json.loads((REPO / 'plugins/plugin_utils/schemas/matrix-v1.json').read_text())
@@ -27,8 +27,8 @@ INSTALL_NAMES = ARGSPEC['argument_specs']['main']['options']['bench_tools_tools'
 def test_the_three_places(tool):
     """The parser, the module, the benchmark unit (and the schema entry generated from the module and
     the unit)."""
-    assert (REPO / 'plugins/module_utils' / (tool + '.py')).is_file() or tool == 'sysbench_fileio', \
-        'plugins/module_utils/%s.py (the parser) is missing' % tool
+    assert (REPO / 'plugins/module_utils/tools' / (tool + '.py')).is_file() or tool == 'sysbench_fileio', \
+        'plugins/module_utils/tools/%s.py (the parser) is missing' % tool
     assert (REPO / 'plugins/modules' / (tool + '.py')).is_file(), 'plugins/modules/%s.py is missing' % tool
     assert (REPO / 'plugins/plugin_utils/benchmarks' / (tool + '.py')).is_file(), \
         'plugins/plugin_utils/benchmarks/%s.py (the benchmark unit) is missing' % tool
@@ -63,7 +63,7 @@ def test_one_run_path_and_no_tool_in_the_role():
 
 # The files a new benchmark takes (docs/development.md, "Adding a benchmark"; ioping took exactly these).
 NEW_BENCHMARK_FILES = [
-    'plugins/module_utils/{tool}.py', 'plugins/modules/{tool}.py', 'plugins/plugin_utils/benchmarks/{tool}.py',
+    'plugins/module_utils/tools/{tool}.py', 'plugins/modules/{tool}.py', 'plugins/plugin_utils/benchmarks/{tool}.py',
     'plugins/filter/parse_{tool}.py', 'meta/runtime.yml',
     'tests/unit/fixtures/{tool}/', 'tests/unit/plugins/module_utils/test_{tool}.py', 'tests/unit/plugins/modules/{tool}.yaml',
     'tests/unit/plugins/modules/test_{tool}.py', 'tests/unit/plugins/plugin_utils/test_{tool}_unit.py',
@@ -152,7 +152,7 @@ def test_no_install_list_names_the_tools():
 FAKE_PARSER = '''# -*- coding: utf-8 -*-
 # Private to benchlab.bench: no API promise. Used by the sleepbench module.
 """sleepbench's output -> a record (a throwaway benchmark of tests/unit/test_new_benchmark.py)."""
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
 
 
 def sleepbench_record(text, labels=None):
@@ -177,8 +177,8 @@ options:
   run_key: {description: Run key., type: str}
 '''
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.sleepbench import sleepbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.sleepbench import sleepbench_record
 
 
 def main():
@@ -207,8 +207,9 @@ PARAMS = {'size': {'$ref': '#/$defs/size'}, 'mode': {'enum': ['plain', 'deep']}}
 
 FAKE_CHECK = r'''
 import sys
-from ansible_collections.benchlab.bench.plugins.module_utils import guards, record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import compat, matrix, runargs, toolinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.run import guards, record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import compat, toolinfo
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan import matrix, runargs
 from ansible_collections.benchlab.bench.plugins.filter.tool_install import tool_install
 assert 'sleepbench' in runargs.MODULES
 rec = record.new_record('sleepbench', 'sleep', {'duration': record.metric(1.0, 's', 'lower')})
@@ -285,7 +286,7 @@ def _add_fake_benchmark(root, runtime=True):
     lines of meta/runtime.yml Ansible reads by name."""
     import subprocess
     import sys
-    (root / 'plugins/module_utils/sleepbench.py').write_text(FAKE_PARSER)
+    (root / 'plugins/module_utils/tools/sleepbench.py').write_text(FAKE_PARSER)
     (root / 'plugins/modules/sleepbench.py').write_text(FAKE_MODULE)
     (root / 'plugins/plugin_utils/benchmarks/sleepbench.py').write_text(FAKE_UNIT)
     gen = subprocess.run([sys.executable, str(root / 'tests/utils/benchmark_units.py')], capture_output=True, text=True,

@@ -3,8 +3,8 @@ verdicts and rounds. Fixed seeds; the model is built from records made by the re
 import importlib.util
 import os
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPEC = importlib.util.spec_from_file_location('perf_settle', os.path.join(HERE, '..', '..', 'perf', 'settle.py'))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""docs/safety.md's fio lists are the option table's (plugins/module_utils/fio_options.py): the
+"""docs/safety.md's fio lists are the option table's (plugins/module_utils/tools/fio_options.py): the
 engines it allows by default are exactly the table's `files` engines, and the bullet of what needs
 `allow_unsafe_options` names every other engine and every option whose kind the check refuses
 (host objects, programs, unsafe). A table that gains an engine or a refused option fails here until
@@ -10,7 +10,7 @@ the document says where it stands."""
 import re
 from pathlib import Path
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio_options import ENGINES, OPTIONS
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio_options import ENGINES, OPTIONS
 
 SAFETY = Path(__file__).resolve().parents[2] / 'docs' / 'safety.md'
 

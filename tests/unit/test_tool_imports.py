@@ -2,10 +2,10 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A tool's parser is imported by that tool's own files only (its module, its filter, its benchmark
-unit and the rest of its parser: module_utils/<tool>*.py), and generic code names no tool in its
+unit and the rest of its parser: module_utils/tools/<tool>*.py), and generic code names no tool in its
 code (an identifier or a string that is a tool's name; prose in messages and docs may give a tool as
 an example). Generic code asks the unit's hooks
-(plugin_utils/toolinfo.py) instead: the histogram rule is the record's (module_utils/stats.py), the
+(plugin_utils/common/toolinfo.py) instead: the histogram rule is the record's (module_utils/analysis/stats.py), the
 units a tool prints its values in are its unit's ``tool_value``, the files a matrix names are
 checked by its unit's ``check_params``."""
 
@@ -13,7 +13,7 @@ import ast
 import io
 import tokenize
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils import toolinfo
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import toolinfo
 from ansible_collections.benchlab.bench.tests.unit.test_import_cycles import PREFIX, REPO, edges, module_name
 
 
@@ -32,7 +32,7 @@ def owner(module, stems):
     base = parts[-1][len('parse_'):] if parts[-2] == 'filter' and parts[-1].startswith('parse_') else parts[-1]
     for tool, names in stems.items():
         if (parts[-2] == 'benchmarks' and base == tool) or any(base == n or base.startswith(n) for n in names):
-            if parts[-2] in ('modules', 'module_utils', 'filter', 'benchmarks'):
+            if parts[-2] in ('modules', 'tools', 'filter', 'benchmarks'):
                 return tool
     return None
 
@@ -52,13 +52,13 @@ def leaks(root=REPO / 'plugins'):
 
 def test_owners_are_found_for_every_tools_parser():
     stems = _stems()
-    assert owner(PREFIX + 'plugins.module_utils.fiojob', stems) == 'fio'
-    assert owner(PREFIX + 'plugins.module_utils.sysbench', stems) == 'sysbench_fileio'
-    assert owner(PREFIX + 'plugins.module_utils.iperf_server', stems) == 'iperf'
+    assert owner(PREFIX + 'plugins.module_utils.tools.fiojob', stems) == 'fio'
+    assert owner(PREFIX + 'plugins.module_utils.tools.sysbench', stems) == 'sysbench_fileio'
+    assert owner(PREFIX + 'plugins.module_utils.tools.iperf_server', stems) == 'iperf'
     assert owner(PREFIX + 'plugins.filter.parse_bonnie', stems) == 'bonnie'
     assert owner(PREFIX + 'plugins.plugin_utils.benchmarks.dd', stems) == 'dd'
-    assert owner(PREFIX + 'plugins.plugin_utils.distributions', stems) is None
-    assert owner(PREFIX + 'plugins.module_utils.stats', stems) is None
+    assert owner(PREFIX + 'plugins.plugin_utils.analysis.distributions', stems) is None
+    assert owner(PREFIX + 'plugins.module_utils.analysis.stats', stems) is None
 
 
 def test_no_generic_file_imports_a_tools_parser():
@@ -71,10 +71,10 @@ def test_a_leak_is_found(tmp_path):
     import shutil
     root = tmp_path / 'plugins'
     shutil.copytree(str(REPO / 'plugins'), str(root))
-    csv_py = root / 'plugin_utils' / 'render_csv.py'
+    csv_py = root / 'plugin_utils' / 'report' / 'render_csv.py'
     csv_py.write_text(csv_py.read_text().replace(
-        'import csv\n', 'import csv\nfrom ansible_collections.benchlab.bench.plugins.module_utils.bonnie import TOOL\n', 1))
-    assert ('plugins.plugin_utils.render_csv', 'plugins.module_utils.bonnie', 'bonnie') in leaks(root)
+        'import csv\n', 'import csv\nfrom ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import TOOL\n', 1))
+    assert ('plugins.plugin_utils.report.render_csv', 'plugins.module_utils.tools.bonnie', 'bonnie') in leaks(root)
 
 
 def _tool_names():
@@ -130,11 +130,11 @@ def test_a_named_tool_is_found(tmp_path):
     import shutil
     root = tmp_path / 'plugins'
     shutil.copytree(str(REPO / 'plugins'), str(root))
-    explain = root / 'plugin_utils' / 'explain.py'
+    explain = root / 'plugin_utils' / 'explain' / 'explain.py'
     explain.write_text(explain.read_text() + "\n\ndef is_dd(rec):\n    return rec.get('tool') == 'dd'\n")
-    codes = root / 'module_utils' / 'trapcodes.py'
+    codes = root / 'module_utils' / 'run' / 'trapcodes.py'
     codes.write_text(codes.read_text() + "\nFIO_COMPRESSIBLE = ('zero_buffers',)\nzlib.compress(b'')\n")
     found = [(f, tool, token) for f, _line, tool, token in name_leaks(root)]
-    assert ('plugins/plugin_utils/explain.py', 'dd', "'dd'") in found
-    assert ('plugins/module_utils/trapcodes.py', 'fio', 'FIO_COMPRESSIBLE') in found
+    assert ('plugins/plugin_utils/explain/explain.py', 'dd', "'dd'") in found
+    assert ('plugins/module_utils/run/trapcodes.py', 'fio', 'FIO_COMPRESSIBLE') in found
     assert not [t for t in found if t[2] == 'compress'], found

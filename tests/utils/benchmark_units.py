@@ -9,7 +9,7 @@ sanity holds equal to its DOCUMENTATION), one place per tool.
   branches, a cell's per-tool ``params``, and each tool's ``$defs/<tool>_params``: every module
   option but the unit's NOT_PARAMS (type, choices and description from the module's DOCUMENTATION,
   bounds and patterns from the unit's PARAMS), then the unit's PLAN_PARAMS, and under
-  ``x-benchlab.records`` the tool names its records carry (module_utils/record.py reads them: a
+  ``x-benchlab.records`` the tool names its records carry (module_utils/run/record.py reads them: a
   target-side file cannot import the units). Everything else in the schema is written by hand.
 - plugins/plugin_utils/schemas/import-manifest-v1.json: the entry ``tool`` enum (the units' IMPORTS).
 - docs/usage.md: the metrics table between the markers BEGIN/END below (the units' METRICS).
@@ -46,7 +46,8 @@ def _collection():
     for path in (REPO / '.collections',) + tuple(REPO.parents)[2:3]:
         if (path / 'ansible_collections' / 'benchlab' / 'bench').exists() and str(path) not in sys.path:
             sys.path.insert(0, str(path))
-    from ansible_collections.benchlab.bench.plugins.plugin_utils import runargs, toolinfo
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.common import toolinfo
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.plan import runargs
     return toolinfo, runargs
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Capture what module_utils/observe.py reads, around one real command, for the unit tests'
+"""Capture what module_utils/observe/observe.py reads, around one real command, for the unit tests'
 fixtures (tests/unit/fixtures/observe/<name>/): the /proc files before and after the command, and
 the exited command's /proc/<pid>/stat and /proc/<pid>/io read from its zombie (waitid WNOWAIT),
 as the observer does. Stdlib only, so it runs inside a container or a guest as it is.

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Capture what module_utils/layers.py reads of a machine, for the unit tests' fixtures
+"""Capture what module_utils/observe/layers.py reads of a machine, for the unit tests' fixtures
 (tests/unit/fixtures/layers/<name>.json): the sysfs block tree and /proc/self/mountinfo, /proc/swaps.
 Stdlib only, Python 3.6+, so it runs inside a container or a guest as it is.
 
@@ -83,7 +83,7 @@ def capture_sys():
 def live_stacks(targets):
     if not targets:
         return {}
-    from ansible_collections.benchlab.bench.plugins.module_utils.layers import layer_stack
+    from ansible_collections.benchlab.bench.plugins.module_utils.observe.layers import layer_stack
     return dict((t, layer_stack(t)) for t in targets)
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/fio_options.py, the fio option table, from the installed fio itself.
+"""plugins/module_utils/tools/fio_options.py, the fio option table, from the installed fio itself.
 
 fio names its options; benchlab classifies them. This reads every name fio knows:
 
@@ -19,7 +19,7 @@ fio knows and the table does not gets the kind ``unclassified``, which the job c
 ``--check`` reports), so a new fio option is refused until someone classifies it. Names the
 table has and this fio lacks (other builds' engines, other versions' options) are kept. Usage:
 
-    python tests/utils/fio_options.py           # rewrite plugins/module_utils/fio_options.py
+    python tests/utils/fio_options.py           # rewrite plugins/module_utils/tools/fio_options.py
     python tests/utils/fio_options.py --check   # exit 1 naming what the installed fio has and the table lacks
 
 tests/unit/test_fio_option_table.py runs the check against the installed fio.
@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-TABLE = REPO / 'plugins' / 'module_utils' / 'fio_options.py'
+TABLE = REPO / 'plugins' / 'module_utils' / 'tools' / 'fio_options.py'
 UNCLASSIFIED = 'unclassified'
 PROFILES = ('act', 'tiobench')     # fio's profiles/*.c
 _LIST_RE = re.compile(r'^\s*(\S+)\s*:')

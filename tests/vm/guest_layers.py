@@ -1,4 +1,4 @@
-"""The layer resolver (module_utils/layers.py) live in a TCG guest, whose Debian cloud kernel has
+"""The layer resolver (module_utils/observe/layers.py) live in a TCG guest, whose Debian cloud kernel has
 device-mapper, md and DRBD 8.4 (this machine's kernel has none of them): guard_holders.py's play runs
 these tasks on the devices it already made, once the guard's refusals are recorded, so no extra boot
 and no extra devices.

@@ -78,9 +78,9 @@ import guest_image  # noqa: E402  pylint: disable=wrong-import-position
 import guest_layers  # noqa: E402  pylint: disable=wrong-import-position
 import libvirtd_lab  # noqa: E402  pylint: disable=wrong-import-position
 import vmlab  # noqa: E402  pylint: disable=wrong-import-position
-from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import run_verdicts  # noqa: E402  pylint: disable=wrong-import-position
-from ansible_collections.benchlab.bench.plugins.plugin_utils.layerpath import judge  # noqa: E402  pylint: disable=wrong-import-position
-from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import (  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.explain import run_verdicts  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.layerpath import judge  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.measurements import (  # noqa: E402  pylint: disable=wrong-import-position
     TOGETHER_MIN, together)
 
 REPO = vmlab.REPO
@@ -260,7 +260,7 @@ def write_inventories(work, image, loop_dev):
 
 def overlap(recs):
     """The share of the longest record's run during which every one of the records was running: the
-    analysis' own measure (plugin_utils/measurements.together, which reads `started` to the ms)."""
+    analysis' own measure (plugin_utils/analysis/measurements.together, which reads `started` to the ms)."""
     return together(recs)['fraction']
 
 

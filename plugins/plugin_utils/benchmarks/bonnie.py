@@ -2,13 +2,13 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """bonnie++, as a benchmark unit: what the controller knows about it beside its module
-(plugins/modules/bonnie.py: the options) and its parser (plugins/module_utils/bonnie.py). The parts
-and their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promise)."""
+(plugins/modules/bonnie.py: the options) and its parser (plugins/module_utils/tools/bonnie.py). The parts
+and their meaning: plugin_utils/common/toolinfo.py. Private to benchlab.bench (no API promise)."""
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import THROUGHPUT_TESTS, TOOL_UNIT, bonnie_records, tool_units
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import THROUGHPUT_TESTS, TOOL_UNIT, bonnie_records, tool_units
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import ordered_cells
 
 ORDER = 30
 RECORDS = ('bonnie++',)

@@ -3,15 +3,15 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """compress (``time bzip2`` and friends), as a benchmark unit: what the controller knows about it
 beside its module (plugins/modules/compress.py: the options) and its parsers
-(plugins/module_utils/compress.py, module_utils/timeparse.py for hand-run ``time``). The parts and
-their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promise)."""
+(plugins/module_utils/tools/compress.py, module_utils/tools/timeparse.py for hand-run ``time``). The parts and
+their meaning: plugin_utils/common/toolinfo.py. Private to benchlab.bench (no API promise)."""
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.compress import compress_metrics
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import tail
-from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import parse_time
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.compress import compress_metrics
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import tail
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.timeparse import parse_time
 
 ORDER = 70
 RECORDS = ('compress',)

@@ -2,14 +2,14 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """dbench, as a benchmark unit: what the controller knows about it beside its module
-(plugins/modules/dbench.py: the options) and its parser (plugins/module_utils/dbench.py). The parts
-and their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promise)."""
+(plugins/modules/dbench.py: the options) and its parser (plugins/module_utils/tools/dbench.py). The parts
+and their meaning: plugin_utils/common/toolinfo.py. Private to benchlab.bench (no API promise)."""
 
 from __future__ import annotations
 
 import os
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import (
     MAX_LOADFILE_BYTES, TOO_LARGE, dbench_record, loadfile_problem, read_capped)
 
 ORDER = 40
@@ -56,7 +56,7 @@ def _load_file_problem(path):
 
 def check_params(params, where, cache):
     """(params, problems) of one dbench params mapping of a matrix at `where`: its load file
-    (``loadfile``) read the way dbench reads it (module_utils/dbench.loadfile_problem) where the
+    (``loadfile``) read the way dbench reads it (module_utils/tools/dbench.loadfile_problem) where the
     controller has the file, a problem naming the field and the line; the module checks it again on
     the target, where it runs. `cache`: {path: problem} of this matrix's load files."""
     path = params.get('loadfile')

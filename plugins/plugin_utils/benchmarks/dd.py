@@ -2,13 +2,13 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """dd, as a benchmark unit: what the controller knows about it beside its module
-(plugins/modules/dd.py: the options) and its parser (plugins/module_utils/dd.py). The parts and
-their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promise)."""
+(plugins/modules/dd.py: the options) and its parser (plugins/module_utils/tools/dd.py). The parts and
+their meaning: plugin_utils/common/toolinfo.py. Private to benchlab.bench (no API promise)."""
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import ordered_cells
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import ordered_cells
 
 ORDER = 10
 RECORDS = ('dd',)

@@ -2,8 +2,8 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """fio, as a benchmark unit: what the controller knows about it beside its module
-(plugins/modules/fio.py: the options) and its parser (plugins/module_utils/fio.py). The parts and
-their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promise)."""
+(plugins/modules/fio.py: the options) and its parser (plugins/module_utils/tools/fio.py). The parts and
+their meaning: plugin_utils/common/toolinfo.py. Private to benchlab.bench (no API promise)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import tempfile
 
 from ansible.utils.unsafe_proxy import wrap_var
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records, job_file_in_workdir, job_file_text, parse_only_problem
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records, job_file_in_workdir, job_file_text, parse_only_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fiojob import (
     FioJobError, check_fio_job, engine_problem, options_to_sections, parse_job_file)
 
 ORDER = 20
@@ -114,7 +114,7 @@ def synced(record):
 
 # fio job files and job options named by a matrix (``params: {job_file: <file on the controller>}``,
 # ``params: {options: {...}}``), checked on the controller before any host is touched: each job file
-# is read, parsed and checked the way the fio module will check it on the target (module_utils/fiojob:
+# is read, parsed and checked the way the fio module will check it on the target (module_utils/tools/fiojob:
 # [global] inheritance, options that run programs, devices), and, when fio is installed on the
 # controller, by ``fio --parse-only`` too; a problem names the matrix field, the file and the line.
 # Its text then travels in the run's params as ``job_file_content`` (the module runs a copy in its
@@ -180,7 +180,7 @@ def check_job_file(path):
 
 def options_problem(options):
     """Why a fio benchmark's `options` (the fio module's option: further job options) would be
-    refused on the target, or None: the fio module's own check (module_utils/fiojob), with the same
+    refused on the target, or None: the fio module's own check (module_utils/tools/fiojob), with the same
     rules as a job file of the matrix (no block device, nothing outside the work directory)."""
     try:
         sections = options_to_sections(options, name='options', base={'name': 'check', 'directory': _CHECK_WORKDIR})

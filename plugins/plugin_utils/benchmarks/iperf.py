@@ -2,23 +2,23 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """iperf (iperf3 and iperf 2), as a benchmark unit: what the controller knows about it beside its
-module (plugins/modules/iperf.py: the options) and its parser (plugins/module_utils/iperf.py). The
-parts and their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promise).
+module (plugins/modules/iperf.py: the options) and its parser (plugins/module_utils/tools/iperf.py). The
+parts and their meaning: plugin_utils/common/toolinfo.py. Private to benchlab.bench (no API promise).
 
-A run is the client on the cell's host; its phases (plugin_utils/runpath.py carries them out, on the
+A run is the client on the cell's host; its phases (plugin_utils/plan/runpath.py carries them out, on the
 hosts they name): a one-off server on ``server_host`` (default: the cell's host, over 127.0.0.1)
 started before and stopped after, whatever happened. ``concurrent`` pairs are measured at the same
 time: each pair's server is started, its client started in the background on its client host, and
 its record collected after this run's own client. Ansible starts those clients one after the
 other, so every client waits for one agreed moment (``guards.start_at``: ``start_delay_s`` after the
 pairs' servers started, default 2 s + 1.5 s per pair) and the pairs really run together; the
-analysis checks from the records that they did (plugin_utils/measurements.py). Every pair's record
+analysis checks from the records that they did (plugin_utils/analysis/measurements.py). Every pair's record
 carries the labels ``pair`` (1..N+1) and ``pairs`` (N+1).
 """
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import iperf_records
 
 ORDER = 60
 RECORDS = ('iperf3', 'iperf')

@@ -2,12 +2,12 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """sysbench fileio, as a benchmark unit: what the controller knows about it beside its module
-(plugins/modules/sysbench_fileio.py: the options) and its parser (plugins/module_utils/sysbench.py).
-The parts and their meaning: plugin_utils/toolinfo.py. Private to benchlab.bench (no API promise)."""
+(plugins/modules/sysbench_fileio.py: the options) and its parser (plugins/module_utils/tools/sysbench.py).
+The parts and their meaning: plugin_utils/common/toolinfo.py. Private to benchlab.bench (no API promise)."""
 
 from __future__ import annotations
 
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.sysbench import sysbench_record
 
 ORDER = 50
 RECORDS = ('sysbench',)

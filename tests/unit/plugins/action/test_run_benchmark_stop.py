@@ -13,7 +13,7 @@ import time
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.action.run_benchmark import STOPPER
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import proc_start_time
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import proc_start_time
 
 # A module process whose cleanup takes a while after SIGTERM (a sync under way, its tool's grace
 # period): it writes `done` only when its cleanup is finished, then ends.

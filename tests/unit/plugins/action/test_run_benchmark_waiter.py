@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from ansible_collections.benchlab.bench.plugins.action.run_benchmark import ActionModule
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import OWNER_ENV
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import OWNER_ENV
 
 
 def _action(mark):

@@ -9,7 +9,7 @@ import json
 from types import SimpleNamespace
 
 from ansible_collections.benchlab.bench.plugins.callback.report import CallbackModule
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir
 
 
 def _record(rep, host_obs=None):

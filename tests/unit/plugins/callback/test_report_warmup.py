@@ -5,8 +5,8 @@
 main process, so that the plan task's worker (a fork of it) finds the matrix validator ready."""
 
 from ansible_collections.benchlab.bench.plugins.callback.report import CallbackModule
-from ansible_collections.benchlab.bench.plugins.module_utils import record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import validation
+from ansible_collections.benchlab.bench.plugins.module_utils.run import record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import validation
 
 
 def test_warm_validators_builds_the_record_and_matrix_validators(monkeypatch):

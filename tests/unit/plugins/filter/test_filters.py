@@ -17,7 +17,7 @@ from ansible_collections.benchlab.bench.plugins.filter import parse_fio as parse
 from ansible_collections.benchlab.bench.plugins.filter.matrix_plan import matrix_plan
 from ansible_collections.benchlab.bench.plugins.filter.parse_dd import parse_dd
 from ansible_collections.benchlab.bench.plugins.filter.parse_fio import parse_fio
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
 

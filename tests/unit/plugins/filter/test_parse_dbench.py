@@ -6,7 +6,7 @@
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 from ansible_collections.benchlab.bench.plugins.filter.parse_dbench import FilterModule, parse_dbench as parse_dbench_filter
 from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_dbench import _fx
 

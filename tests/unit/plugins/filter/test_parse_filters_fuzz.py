@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
 

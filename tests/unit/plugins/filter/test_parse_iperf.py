@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 from ansible_collections.benchlab.bench.plugins.filter import parse_iperf as parse_iperf_mod
 from ansible_collections.benchlab.bench.plugins.filter.parse_iperf import parse_iperf as parse_iperf_filter
 from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_iperf import fx

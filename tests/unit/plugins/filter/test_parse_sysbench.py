@@ -6,7 +6,7 @@
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 from ansible_collections.benchlab.bench.plugins.filter.parse_sysbench import FilterModule, parse_sysbench as parse_sysbench_filter
 from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_sysbench import FATAL_CASES, _fx
 

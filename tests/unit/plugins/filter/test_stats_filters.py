@@ -1,11 +1,11 @@
-"""The summarize and compare filters: thin shims over module_utils.stats."""
+"""The summarize and compare filters: thin shims over module_utils.analysis.stats."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.benchlab.bench.plugins.filter.compare import compare
 from ansible_collections.benchlab.bench.plugins.filter.summarize import summarize
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
 
 
 def rec(v):

@@ -11,7 +11,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.benchlab.bench.plugins.filter.tool_install import tool_install
-from ansible_collections.benchlab.bench.plugins.plugin_utils import toolinfo
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import toolinfo
 
 REPO = Path(__file__).resolve().parents[4]
 

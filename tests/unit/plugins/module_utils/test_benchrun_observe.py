@@ -1,15 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""BenchRun's observation (module_utils/benchrun.py with module_utils/observe.py) around a real
+"""BenchRun's observation (module_utils/run/benchrun.py with module_utils/observe/observe.py) around a real
 process on this machine: the tool's totals come from its zombie (what it wrote, its CPU), every run
 after measure() is observed and none before, the record gets `observed` and `limited_by` and the
 result the series, and observe_interval_s 0 (or guards.observe_interval_s) turns it off."""
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
-from ansible_collections.benchlab.bench.plugins.module_utils.observe import DEFAULT_INTERVAL_S
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.observe import DEFAULT_INTERVAL_S
 
 
 class Exited(Exception):
@@ -127,7 +127,7 @@ def test_what_is_watched_is_found_before_the_agreed_moment(tmp_path, monkeypatch
     work in a slow guest: CI's TCG guest started its iperf 2.7 s past the agreed moment while tc
     ran after it) are found before, not between that moment and the tool."""
     import time
-    from ansible_collections.benchlab.bench.plugins.module_utils import benchrun
+    from ansible_collections.benchlab.bench.plugins.module_utils.run import benchrun
     calls = []
     layers, routes = benchrun.target_layers, benchrun.route_interfaces
     monkeypatch.setattr(benchrun, 'target_layers', lambda t: calls.append(('layers', time.time())) or layers(t))

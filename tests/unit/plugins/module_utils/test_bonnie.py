@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/bonnie.py and the parse_bonnie filter against real bonnie++ output
+"""plugins/module_utils/tools/bonnie.py and the parse_bonnie filter against real bonnie++ output
 (tests/unit/fixtures/bonnie, see its README)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import (
     FILE_TESTS, IO_TESTS, TESTS, BonnieParseError, bonnie_records, parse_bonnie)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 from ansible_collections.benchlab.bench.tests.unit.helpers import FIXTURES
 

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/common.given_options: the options as the user gave them, after Ansible validated them
+"""module_utils/run/common.given_options: the options as the user gave them, after Ansible validated them
 against declared sub-options (issue 28: drbd_resource declares every key so its secrets are no_log)."""
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import given_options
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import given_options
 
 SPEC = {'name': {'type': 'raw'}, 'shared_secret': {'type': 'raw', 'no_log': True},
         'incon_degr_cmd': {'type': 'raw', 'aliases': ['incon-degr-cmd']},

@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/common.py text helpers, with each former caller's behaviour kept (iperf: stripped
+"""module_utils/run/common.py text helpers, with each former caller's behaviour kept (iperf: stripped
 first line or None, cut without a mark; bonnie: the line as printed or '', cut with '...')."""
 
 import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.common import first_line, quote_line, version_tuple
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import first_line, quote_line, version_tuple
 
 
 def test_first_line_iperf_style():

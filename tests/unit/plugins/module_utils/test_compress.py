@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/compress.py: the reproducible input, argv, versions (real --version output in
+"""plugins/module_utils/tools/compress.py: the reproducible input, argv, versions (real --version output in
 tests/unit/fixtures/compress, see its README), CPU accounting and records."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import subprocess
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.compress import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.compress import (
     COMPRESSORS, CompressError, check_options, compress_argv, compress_metrics, compress_record, decompress_argv,
     file_sha256, compressor_version, compress_test_name, rusage_delta, text_chunks, threads_for, vocabulary, write_text)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult, failure_message
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import CommandResult, failure_message
 
 MIB = 1024 * 1024
 

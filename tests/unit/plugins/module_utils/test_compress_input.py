@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/compress.py copy_input: the file a user names (the field report's data.zip)
+"""plugins/module_utils/tools/compress.py copy_input: the file a user names (the field report's data.zip)
 is copied byte for byte into the work directory, its SHA-256 and size returned, the original untouched."""
 
 import hashlib
@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.compress import CHUNK_CHARS, copy_input
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.compress import CHUNK_CHARS, copy_input
 
 
 def test_copy_input_copies_bytes_and_returns_their_digest_and_size(tmp_path):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/dbench.py and the parse_dbench filter against real dbench 4.0 output
+"""plugins/module_utils/tools/dbench.py and the parse_dbench filter against real dbench 4.0 output
 (tests/unit/fixtures/dbench, see its README)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import re
 import pytest
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import (
     DbenchParseError, dbench_record, op_metric_name, parse_dbench)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 GOOD = ['dbench-4.0-1client.txt', 'dbench-4.0-2clients.txt', 'dbench-4.0-4clients.txt',
         'dbench-4.0-3clients-warmup.txt', 'dbench-4.0-sync-2clients.txt']

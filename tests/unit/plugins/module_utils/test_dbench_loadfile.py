@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/dbench.loadfile_problem: a dbench load file read the way dbench 4.0 reads it (child.c,
+"""module_utils/tools/dbench.loadfile_problem: a dbench load file read the way dbench 4.0 reads it (child.c,
 util.c next_token), every path kept inside the work directory. The hostile corpus is
 tests/unit/fixtures/hostile/dbench_loadfiles.yml; dbench's own client.txt (when installed) passes."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import TOO_LARGE, loadfile_problem, read_capped
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import TOO_LARGE, loadfile_problem, read_capped
 
 HOSTILE = yaml.safe_load((Path(__file__).resolve().parents[2] / 'fixtures' / 'hostile' / 'dbench_loadfiles.yml')
                          .read_text())['cases']

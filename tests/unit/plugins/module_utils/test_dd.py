@@ -1,15 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/dd.py against real dd output (tests/unit/fixtures/dd, see its README)."""
+"""plugins/module_utils/tools/dd.py against real dd output (tests/unit/fixtures/dd, see its README)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_metrics, dd_record, parse_dd
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.units import rate_to_mb_s
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import DdParseError, dd_metrics, dd_record, parse_dd
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import rate_to_mb_s
 
 # What each fixture's final "bytes ... copied" line says, copied from the fixture text:
 # (bytes, seconds as printed, rate as printed, rate unit). test_table_matches_fixture_text ties

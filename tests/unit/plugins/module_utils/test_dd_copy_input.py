@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/dd.copy_input_problem: which test/input/path combinations a block-device to
+"""module_utils/tools/dd.copy_input_problem: which test/input/path combinations a block-device to
 block-device copy accepts (pure; the module test is tests/unit/plugins/modules/test_dd_block_copy.py)."""
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import copy_input_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import copy_input_problem
 
 
 @pytest.mark.parametrize('test, inp, inp_dev, path_dev, words', [

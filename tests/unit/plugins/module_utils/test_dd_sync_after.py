@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/dd.py sync_after: reference 000's `time sync; time dd ...; time sync` transcript
+"""module_utils/tools/dd.py sync_after: reference 000's `time sync; time dd ...; time sync` transcript
 (tests/unit/fixtures/dd/reference-000-dd-time-transcript.txt, the post as published) measured as
 the post did: dd's real time plus the final sync's."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import DdParseError, dd_record, parse_dd
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import DdParseError, dd_record, parse_dd
 
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
 

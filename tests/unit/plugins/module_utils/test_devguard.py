@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/devguard.py: the "in use" logic over sysfs/proc trees built in tmp_path,
+"""plugins/module_utils/run/devguard.py: the "in use" logic over sysfs/proc trees built in tmp_path,
 and the signature table over image files made by the real tools.
 
 Mocked, and why: device-mapper (LVM, dm-crypt), md RAID and DRBD holders cannot exist on this
@@ -19,9 +19,9 @@ import subprocess
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import devguard
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run import devguard
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.sysinfo import parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import (
     DeviceGuardError, check_device_writable, device_usage, magic_signature, parse_swaps)
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/drbd_*.py (values, config, render, secrets, drbdadm, lifecycle, status, signature):
+"""module_utils/drbd/drbd_*.py (values, config, render, secrets, drbdadm, lifecycle, status, signature):
 input checks, legacy translation, rendering, argv, and the parsers on real drbdadm / blkid / wipefs / drbdsetup output (tests/unit/fixtures/drbd)."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_config
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_drbdadm
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_lifecycle
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_render
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_secrets
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_signature
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_status
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_values
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_config
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_drbdadm
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_lifecycle
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_render
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_secrets
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_signature
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_status
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_values
 
 
 def reference():

@@ -5,9 +5,9 @@ disk before it is loaded."""
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_drbdadm
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_status
-from ansible_collections.benchlab.bench.plugins.module_utils import drbd_values
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_drbdadm
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_status
+from ansible_collections.benchlab.bench.plugins.module_utils.drbd import drbd_values
 
 
 def test_an_84_module_is_read_in_text_and_a_9_module_in_json(read_fixture):

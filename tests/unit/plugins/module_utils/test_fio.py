@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/fio.py against real fio 3.33 JSON output (tests/unit/fixtures/fio)."""
+"""plugins/module_utils/tools/fio.py against real fio 3.33 JSON output (tests/unit/fixtures/fio)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import (
     FioParseError, fio_records, fio_version, job_metrics, parse_fio)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 OK_FIXTURES = ['fio-3.33-seqread-direct.json', 'fio-3.33-randwrite-libaio.json', 'fio-3.33-randrw.json',
                'fio-3.33-jobfile-two-jobs.json']

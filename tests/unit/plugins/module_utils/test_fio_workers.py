@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fio workers (numjobs) are one measurement: module_utils/fio.py against real fio 3.33 output of
+"""fio workers (numjobs) are one measurement: module_utils/tools/fio.py against real fio 3.33 output of
 job files written for these tests (tests/unit/fixtures/fio/jobs, commands in fixtures/README.md).
 
 The `*.json+normal` fixtures hold fio's json+ AND its normal output of the SAME run, so the
@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records, job_groups, parse_fio
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import histogram_percentile
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records, job_groups, parse_fio
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import histogram_percentile
 
 GROUP_RE = re.compile(r'Run status group (\d+) \(all jobs\):\n((?:\s+(?:READ|WRITE):.*\n)+)')
 DIR_RE = re.compile(r'(READ|WRITE): bw=\S+ \(([\d.]+)([kMG]?)B/s\).*?io=\S+ \(([\d.]+)([kMG]?)B\), run=(\d+)-(\d+)msec')

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/fiojob.py: the job-file parser against real fio 3.x (fio --parse-only and
+"""plugins/module_utils/tools/fiojob.py: the job-file parser against real fio 3.x (fio --parse-only and
 fio's own JSON "global options"/"job options" of a real tiny run), and the safety check on job
 files written in the styles people publish (tests/unit/fixtures/fio/jobs)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fiojob import (
     FioJobError, check_fio_job, options_to_sections, parse_job_file, split_names)
 
 JOBS = Path(__file__).resolve().parents[2] / 'fixtures' / 'fio' / 'jobs'
@@ -173,7 +173,7 @@ def test_global_sections_apply_only_to_jobs_below_them(tmp_path):
 
 def test_existing_block_device_outside_dev_is_a_device(tmp_path, monkeypatch):
     """A symlink such as /srv/disk -> /dev/sdb: is_block_device follows it (mocked: no such disk here)."""
-    from ansible_collections.benchlab.bench.plugins.module_utils import fiojob
+    from ansible_collections.benchlab.bench.plugins.module_utils.tools import fiojob
     monkeypatch.setattr(fiojob, 'is_block_device', lambda p: p == '/srv/disk')
     out = check_fio_job(parse_job_file('[j]\nfilename=/srv/disk\n'), str(tmp_path))
     assert out['devices'] == ['/srv/disk']

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import (
     GuardError, apply_guards, competing_names, competing_processes, normalize, quiet_verdict)
-from ansible_collections.benchlab.bench.plugins.module_utils.procfs import proc_state
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.procfs import proc_state
 
 
 class Clock(object):

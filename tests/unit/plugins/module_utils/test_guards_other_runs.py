@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Another benchlab run on the same host is competition (issue 27, finding 9): module_utils/guards.py
-OtherRuns and module_utils/benchrun.py, with real processes on this machine.
+"""Another benchlab run on the same host is competition (issue 27, finding 9): module_utils/run/guards.py
+OtherRuns and module_utils/run/benchrun.py, with real processes on this machine.
 
 Two runs measuring one cell at once each ran 35 % slower and neither was flagged. Every tool a
 benchmark module starts now carries guards.OWNER_ENV (its run id); a process carrying another
@@ -28,10 +28,10 @@ import pytest
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils import benchrun, guards
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import OWNER_ENV, OtherRuns, apply_guards, owner_mark
+from ansible_collections.benchlab.bench.plugins.module_utils.run import benchrun, guards
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import OWNER_ENV, OtherRuns, apply_guards, owner_mark
 from ansible_collections.benchlab.bench.tests.unit.plugins.modules.helper import patch_module_args
 
 

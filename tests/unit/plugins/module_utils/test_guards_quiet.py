@@ -12,10 +12,10 @@ import pytest
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.benchlab.bench.plugins.module_utils import benchrun
-from ansible_collections.benchlab.bench.plugins.module_utils.benchrun import BenchRun
-from ansible_collections.benchlab.bench.plugins.module_utils.common import COMMON_ARGS
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run import benchrun
+from ansible_collections.benchlab.bench.plugins.module_utils.run.benchrun import BenchRun
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import (
     OWNER_ENV, cpu_snapshot, harness_processes, other_cpu, own_processes, read_stat, run_verdict)
 from ansible_collections.benchlab.bench.tests.unit.plugins.modules.helper import patch_module_args
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The tests behind a verdict (module_utils/inference.py) against their reference implementations,
+"""The tests behind a verdict (module_utils/analysis/inference.py) against their reference implementations,
 run here: statsmodels (the power solver, ttost_ind, multipletests) and SciPy (the noncentral t,
 mannwhitneyu), test-only dependencies (tests/requirements.txt; the runtime needs neither); and by
 simulation: identical cells are rarely called different, cells 10 % apart are called worse."""
@@ -11,10 +11,10 @@ import random
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import (
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import (
     adjust, bootstrap_median_ratio, compare, conclude, detectable_effect, finish, mann_whitney, mde_pct, nct_cdf,
     norm_ppf, rank_test_can_decide, repetitions_needed, select_test, tost, ttest_power)
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import StatsError, summarize
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import StatsError, summarize
 
 REASON = 'statsmodels and scipy are in tests/requirements.txt (the default venv; no wheel for every Python)'
 TOL = 1e-6

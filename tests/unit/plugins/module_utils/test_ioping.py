@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/ioping.py against real ioping 1.3 output in its three formats (human, -B, -J;
+"""plugins/module_utils/tools/ioping.py against real ioping 1.3 output in its three formats (human, -B, -J;
 tests/unit/fixtures/ioping, see its README). The expected figures are read from the fixture text
 here, independently of the parser."""
 
@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.ioping import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.ioping import (
     IopingParseError, ioping_argv, ioping_record, parse_ioping, version_from_output)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 HUMAN = ['ioping-1.3-read-c10.txt', 'ioping-1.3-direct-c10.txt', 'ioping-1.3-write-c10.txt', 'ioping-1.3-rapid.txt',
          'ioping-1.3-quiet-c10.txt', 'ioping-1.3-print-count.txt', 'ioping-1.3-tmpfs-direct.txt']

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/iperf.py and the parse_iperf filter against real iperf3 3.12 / iperf 2.1.8
+"""plugins/module_utils/tools/iperf.py and the parse_iperf filter against real iperf3 3.12 / iperf 2.1.8
 output (tests/unit/fixtures/iperf, see its README)."""
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import time
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import iperf as ip
-from ansible_collections.benchlab.bench.plugins.module_utils import iperf_server, procfs
-from ansible_collections.benchlab.bench.plugins.module_utils.common import version_tuple
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools import iperf as ip
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import procfs
+from ansible_collections.benchlab.bench.plugins.module_utils.tools import iperf_server
+from ansible_collections.benchlab.bench.plugins.module_utils.run.common import version_tuple
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import (
     IperfParseError, client_argv, detect_format, iperf_records, parse_iperf, server_argv, udp_stream_refused)
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
 
 D = 'iperf/'
 
@@ -503,7 +504,7 @@ def test_a_negative_udp_loss_is_left_out_not_a_refused_record():
     """iperf counts reordered or duplicated datagrams against the lost ones, so a real UDP run can
     report a negative loss; the parser leaves lost_pct out (a warning says why) instead of giving the
     controller a record it must refuse as impossible (the captured iperf3 3.12 output, its loss edited)."""
-    from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, plausibility_problems
+    from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, plausibility_problems
     from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
     doc = json.loads(fixture_text('iperf/iperf3-3.12-udp-b100M.json'))
     doc['end']['sum']['lost_packets'], doc['end']['sum']['lost_percent'] = -3, -0.035

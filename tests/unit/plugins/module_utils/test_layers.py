@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/layers.py (the layer resolver) and the device guard's walk through the
+"""plugins/module_utils/observe/layers.py (the layer resolver) and the device guard's walk through the
 stack (devguard.stack_usage) over sysfs/proc trees built in tmp_path.
 
 Built, and why: device-mapper (LVM, dm-crypt, thin), md RAID, DRBD and btrfs over several devices
@@ -19,8 +19,8 @@ import os
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import stack_usage
-from ansible_collections.benchlab.bench.plugins.module_utils.layers import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import stack_usage
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.layers import (
     Sys, block_layers, device_stack, layer_stack)
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/layers.py and the device guard (devguard.device_usage) on sysfs and /proc
+"""plugins/module_utils/observe/layers.py and the device guard (devguard.device_usage) on sysfs and /proc
 captured in a real TCG guest (Debian 12's cloud kernel, which has device-mapper, md and DRBD 8.4:
 this machine's kernel has none of them) and in an LXC container on loop storage as the local lab
 makes one. tests/unit/fixtures/layers/README.md says how each was set up and the exact capture
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import device_usage
-from ansible_collections.benchlab.bench.plugins.module_utils.layers import Sys, block_layers, layer_stack
-from ansible_collections.benchlab.bench.plugins.module_utils.record import load_schema, schema_problems, schema_validator
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import device_usage
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.layers import Sys, block_layers, layer_stack
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import load_schema, schema_problems, schema_validator
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'layers'
 MiB = 1024 * 1024

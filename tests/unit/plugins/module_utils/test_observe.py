@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/observe.py on /proc files captured around real commands on this machine, in
+"""plugins/module_utils/observe/observe.py on /proc files captured around real commands on this machine, in
 an LXC container with lxcfs and in one without (tests/unit/fixtures/observe/README.md says how each
 was captured), and the pure parts (summaries, the series, limited_by) on those samples.
 
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import observe
-from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
+from ansible_collections.benchlab.bench.plugins.module_utils.observe import observe
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.observe import (
     Observer, limited_by, parse_cpu_stat, parse_diskstats, parse_meminfo_keys, parse_net_dev, parse_pid_io,
     parse_pid_stat, parse_pressure, parse_schedstat, parse_tc_rates, series, summarize, virtualised_sources)
-from ansible_collections.benchlab.bench.plugins.module_utils.layers import block_layers
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import parse_mountinfo
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.layers import block_layers
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.sysinfo import parse_mountinfo
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'observe'
 MiB = 1024 * 1024

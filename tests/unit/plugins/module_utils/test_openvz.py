@@ -1,4 +1,4 @@
-"""OpenVZ / Virtuozzo command lines (module_utils/openvz.py): exact argv sequences, no OpenVZ kernel needed.
+"""OpenVZ / Virtuozzo command lines (module_utils/guests/openvz.py): exact argv sequences, no OpenVZ kernel needed.
 
 Inputs that stand for what a host has: `vzctl status` lines in the format of vzctl(8)
 ("CTID 101 exist mounted running"), and a container config in the shape of a real vzctl 4
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import openvz
+from ansible_collections.benchlab.bench.plugins.module_utils.guests import openvz
 
 PLOOP = {'tool': 'vzctl', 'ctid': '101', 'ostemplate': 'centos-6-x86_64', 'layout': 'ploop', 'diskspace': '10G',
          'ram': '1G', 'swap': '512M', 'cpus': 2, 'hostname': 'ct101', 'network': 'venet',

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/openvz.py private_dir: a container made on a given volume (the DRBD-backed /vz or an
+"""module_utils/guests/openvz.py private_dir: a container made on a given volume (the DRBD-backed /vz or an
 equal plain volume, scenarios/drbd_2x2), as exact argv; no OpenVZ kernel needed."""
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import openvz
+from ansible_collections.benchlab.bench.plugins.module_utils.guests import openvz
 
 SPEC = {'tool': 'vzctl', 'ctid': '101', 'ostemplate': 'centos-6-x86_64', 'layout': 'simfs', 'state': 'started'}
 NONE = {'exists': False, 'running': False}

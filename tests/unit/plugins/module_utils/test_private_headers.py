@@ -15,7 +15,7 @@ MARK = 'Private to benchlab.bench'
 PENDING = set()
 
 
-@pytest.mark.parametrize('name', sorted(p.name for p in MODULE_UTILS.glob('*.py') if p.name != '__init__.py'))
+@pytest.mark.parametrize('name', sorted(str(p.relative_to(MODULE_UTILS)) for p in MODULE_UTILS.rglob('*.py') if p.name != '__init__.py'))
 def test_module_utils_say_private_and_keep_no_list_of_users(name):
     head = '\n'.join((MODULE_UTILS / name).read_text(encoding='utf-8').splitlines()[:20])
     if name in PENDING:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/record.py: building records and validating them against record-v1.json."""
+"""plugins/module_utils/run/record.py: building records and validating them against record-v1.json."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import record
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run import record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record, validate_record
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_schema_file_is_loaded():
 
 
 def test_numbers_within_their_units_physical_range_pass_and_beyond_it_are_named():
-    from ansible_collections.benchlab.bench.plugins.module_utils.record import UNIT_RANGES, plausibility_problems
+    from ansible_collections.benchlab.bench.plugins.module_utils.run.record import UNIT_RANGES, plausibility_problems
     fast = new_record('dd', 'write', {'throughput': metric(30000.0, 'MB/s'), 'bytes': metric(3e10, 'bytes'),
                                       'elapsed': metric(1.0, 's', 'lower'), 'lost_pct': metric(0.0, '%', 'lower'),
                                       'p99': metric(None, 'ms', 'lower')})

@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import (
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import compare
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import (
     StatsError, slower_pct, summarize, t_cdf, t_ppf, welch)
 
 TEXTBOOK_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 10: 2.228, 20: 2.086, 30: 2.042}

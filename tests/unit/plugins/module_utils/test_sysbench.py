@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/sysbench.py and the parse_sysbench filter against real sysbench 1.0.20
+"""plugins/module_utils/tools/sysbench.py and the parse_sysbench filter against real sysbench 1.0.20
 fileio output (tests/unit/fixtures/sysbench, see its README)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 import pytest
 
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.sysbench import (
     ZERO_DATA_WARNING, SysbenchParseError, parse_sysbench, sysbench_record)
 
 # fixture -> (mode, threads, block size line)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/sysinfo.py against a real Debian 12 VM's /proc files (tests/unit/fixtures/sysinfo)."""
+"""plugins/module_utils/observe/sysinfo.py against a real Debian 12 VM's /proc files (tests/unit/fixtures/sysinfo)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.sysinfo import (
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.sysinfo import (
     detect_virtualization, mount_for, parse_cpuinfo, parse_meminfo, parse_mountinfo,
     parse_os_release)
 

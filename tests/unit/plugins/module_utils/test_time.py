@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/timeparse.py and the parse_time filter against real `time` output
+"""plugins/module_utils/tools/timeparse.py and the parse_time filter against real `time` output
 (tests/unit/fixtures/time, see its README)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.timeparse import TimeParseError, parse_duration, parse_time
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.timeparse import TimeParseError, parse_duration, parse_time
 
 REFERENCE = 'time/reference-000-nohup-time-blocks.txt'
 KEYS = {'real', 'user', 'sys', 'format', 'line', 'exit_status', 'signal'}

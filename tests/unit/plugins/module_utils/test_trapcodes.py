@@ -1,9 +1,9 @@
-"""Trap codes a target puts on its record (module_utils/trapcodes.py)."""
+"""Trap codes a target puts on its record (module_utils/run/trapcodes.py)."""
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fiojob import (
     fio_compressible, fio_zero_warning, options_to_sections, parse_job_file)
-from ansible_collections.benchlab.bench.plugins.module_utils.trapcodes import TARGET_CODES, record_flags
-from ansible_collections.benchlab.bench.plugins.plugin_utils.traps import RUN_CODES, VOCABULARY
+from ansible_collections.benchlab.bench.plugins.module_utils.run.trapcodes import TARGET_CODES, record_flags
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.traps import RUN_CODES, VOCABULARY
 
 
 def test_record_flags_from_params_and_module():

@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/module_utils/units.py and stats.py."""
+"""plugins/module_utils/run/units.py and stats.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import delta_pct, summarize
-from ansible_collections.benchlab.bench.plugins.module_utils.units import (
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import delta_pct, summarize
+from ansible_collections.benchlab.bench.plugins.module_utils.run.units import (
     UnitError, bytes_per_s_to_mb_s, format_bytes, ns_to_ms, parse_size, rate_to_mb_s)
 
 

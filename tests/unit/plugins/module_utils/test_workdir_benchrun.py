@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Owned work directories (module_utils/workdir.py), the run skeleton's dry run
-(module_utils/benchrun.py, through the real modules in check mode) and dd's free-space check.
+"""Owned work directories (module_utils/run/workdir.py), the run skeleton's dry run
+(module_utils/run/benchrun.py, through the real modules in check mode) and dd's free-space check.
 Real directories and real processes; the modules run in-process with patch_module_args."""
 
 import json
@@ -32,10 +32,10 @@ except ImportError:  # ansible-core < 2.19 (`make compat` runs the unit tests un
         finally:
             basic._ANSIBLE_ARGS = saved
 
-from ansible_collections.benchlab.bench.plugins.module_utils import benchrun as br
-from ansible_collections.benchlab.bench.plugins.module_utils import workdir as wd
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import space_needed
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import free_space_problem
+from ansible_collections.benchlab.bench.plugins.module_utils.run import benchrun as br
+from ansible_collections.benchlab.bench.plugins.module_utils.run import workdir as wd
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import space_needed
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import free_space_problem
 
 
 def test_marker_is_written_0600_with_the_contract_fields(tmp_path):

@@ -7,8 +7,8 @@ cases of module arguments, the processes the module is expected to start (argv),
 them returns (rc, stdout, stderr: real captured output from tests/unit/fixtures), and the expected
 result or failure.
 
-The mock sits at the process boundary only: ``BenchRun.run`` (module_utils/benchrun.py, the
-skeleton's subprocess call) and ``AnsibleModule.run_command`` (module_utils/runner.py's ``run``,
+The mock sits at the process boundary only: ``BenchRun.run`` (module_utils/run/benchrun.py, the
+skeleton's subprocess call) and ``AnsibleModule.run_command`` (module_utils/run/runner.py's ``run``,
 used for version probes and by iperf). Everything else is real: argument parsing, validation,
 argv building, parsing of the mocked output, the record. The tools never run.
 
@@ -40,8 +40,8 @@ import pytest
 import yaml
 
 from ansible.module_utils import basic
-from ansible_collections.benchlab.bench.plugins.module_utils import benchrun
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult
+from ansible_collections.benchlab.bench.plugins.module_utils.run import benchrun
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import CommandResult
 from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
 
 try:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A batch: several runs of a benchmark module in one module process (module_utils/benchrun.py
+"""A batch: several runs of a benchmark module in one module process (module_utils/run/benchrun.py
 run_module, the option batch), through the dd module's main() with the processes mocked at the
 boundary (helper.py): each run its own options, result and spool lines; a failed run fails only
 itself; a run's timeout_s stops a real tool that is still running."""
@@ -14,8 +14,8 @@ import time
 import pytest
 
 from ansible.module_utils import basic
-from ansible_collections.benchlab.bench.plugins.module_utils import benchrun
-from ansible_collections.benchlab.bench.plugins.module_utils.runner import CommandResult
+from ansible_collections.benchlab.bench.plugins.module_utils.run import benchrun
+from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import CommandResult
 from ansible_collections.benchlab.bench.plugins.modules import dd
 from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
 from ansible_collections.benchlab.bench.tests.unit.plugins.modules.helper import QUIET_GUARDS, patch_module_args

@@ -17,8 +17,8 @@ import os
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import benchrun, devguard
-from ansible_collections.benchlab.bench.plugins.module_utils.devguard import DeviceGuardError
+from ansible_collections.benchlab.bench.plugins.module_utils.run import benchrun, devguard
+from ansible_collections.benchlab.bench.plugins.module_utils.run.devguard import DeviceGuardError
 from ansible_collections.benchlab.bench.plugins.modules import dd
 from ansible_collections.benchlab.bench.tests.unit.plugins.modules.helper import run_case
 

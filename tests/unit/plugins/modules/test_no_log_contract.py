@@ -41,12 +41,12 @@ NOT_SECRETS = {
     ('drbd_resource', 'resources[].cram_hmac_alg'): 'the name of the HMAC algorithm used with the secret, not the secret',
     ('drbd_resource', 'resources[].net.cram_hmac_alg'): 'the name of the HMAC algorithm, not the secret',
     ('compare_runs', 'history_db'): 'a SQLite path or a PostgreSQL URL, which may not carry a password (the history '
-                                    'refuses one: plugin_utils/history.py); libpq reads it from PGPASSWORD, ~/.pgpass',
+                                    'refuses one: plugin_utils/history/history.py); libpq reads it from PGPASSWORD, ~/.pgpass',
     ('run_benchmark', 'run'): 'a run of the plan; the key it mentions is its run key (see run_key above); its params are '
                               'a benchmark module\'s options, checked by that module\'s own argument spec when it runs',
     ('run_benchmark', 'runs'): 'the runs of a batch, each as O(run) (see run above)',
     ('fio', 'options'): 'fio job options (C(--key=value)); those that carry a credential (the http engine\'s '
-                        'http_pass, http_s3_key, ...) are refused, never passed (module_utils/fiojob.py)',
+                        'http_pass, http_s3_key, ...) are refused, never passed (module_utils/tools/fiojob.py)',
 }
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/plugin_utils/analysis.py and render.py over records parsed from the real fixtures:
+"""plugins/plugin_utils/analysis/analysis.py and render.py over records parsed from the real fixtures:
 two cells (the example matrix's) x three repetitions of a dd and a fio benchmark."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import pytest
 import yaml
 from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import (
     analyze, benchmark_of, cell_of, primary_metric)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import (
     fmt_delta, fmt_num, render_markdown, render_terminal, terminal_verdict)
 
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'

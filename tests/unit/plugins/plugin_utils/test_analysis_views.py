@@ -15,18 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, baselines, ordered_cells
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import compare
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze, baselines, ordered_cells
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import (
     forest_bar, forest_kind, forest_scale, pivot_view, render_markdown, render_terminal, step_line)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_pivot_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
-from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_table, tool_tables
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_pivot_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.tooltables import tool_table, tool_tables
 
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
 META = {'run_id': '20261203T170000Z-abcdef', 'matrix': 'views', 'status': 'complete', 'started': '2026-12-03T17:00:00Z',
@@ -475,7 +475,7 @@ def test_tool_table_registry(nodes):
         assert [t['title'] for t in tool_tables(a['benchmarks'][0])] == ['retransmits']
         assert 'retransmits (test):' in render_markdown(a, META) and '<h3>retransmits</h3>' in render_html(a, META)
     finally:
-        from ansible_collections.benchlab.bench.plugins.plugin_utils import tooltables
+        from ansible_collections.benchlab.bench.plugins.plugin_utils.report import tooltables
         tooltables._REGISTRY['iperf3'].remove(_retransmits)
 
 
@@ -487,7 +487,7 @@ SWEEP = {'a-simfs': ['dbench-4.0-1client.txt', 'dbench-4.0-2clients.txt', 'dbenc
 
 @pytest.fixture
 def sweep(read_fixture):
-    from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
+    from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import dbench_record
     recs = []
     for cell, files in SWEEP.items():
         for f in files:

@@ -9,12 +9,12 @@ import csv
 import io
 from pathlib import Path
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import THROUGHPUT_TESTS, bonnie_records, tool_units
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import THROUGHPUT_TESTS, bonnie_records, tool_units
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.tooltables import tool_tables
 
 FIXTURE = Path(__file__).resolve().parents[2] / 'fixtures' / 'bonnie' / 'reference-003-bonnie-1.03-drbd.txt'
 # reference 003's first two tables (node1 without DRBD, node1 with DRBD 0.7.10), as printed:

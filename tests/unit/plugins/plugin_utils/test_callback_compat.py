@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugin_utils/callback_compat.py on the running ansible-core's own TaskResult (``make compat``
+"""plugin_utils/common/callback_compat.py on the running ansible-core's own TaskResult (``make compat``
 runs this file under 2.16 and 2.20 as well: private attributes there, public ones from 2.19),
-and plugin_utils/collection_info.py against galaxy.yml and a MANIFEST.json."""
+and plugin_utils/common/collection_info.py against galaxy.yml and a MANIFEST.json."""
 
 import json
 from pathlib import Path
@@ -13,9 +13,9 @@ from ansible.executor.task_result import TaskResult
 from ansible.inventory.host import Host
 from ansible.playbook.task import Task
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.callback_compat import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.callback_compat import (
     inventory_sources, playbook_file, result_data, result_host, result_task)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.collection_info import collection_version
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.collection_info import collection_version
 
 REPO = Path(__file__).resolve().parents[4]
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugin_utils/compat.py: the target Python check, and that every target module runs through it.
+"""plugin_utils/common/compat.py: the target Python check, and that every target module runs through it.
 (The real runs on Python 2.7 / 3.6 / 3.13 targets under ansible-core 2.16 are in tests/compat.)"""
 
 import importlib
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils import compat
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import compat
 
 REPO = Path(__file__).resolve().parents[4]
 # Modules that run on the controller only (their own action plugin does the work).

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Latency as a distribution and the spread of a network cell, on real captured output
 (tests/unit/fixtures/fio, iperf): the parsers keep fio's json+ histogram and iperf3's intervals per
-run (module_utils/fio.py, iperf.py), the analysis merges them over workers and repetitions
-(plugin_utils/distributions.py), the reports show them (render_distributions.py)."""
+run (module_utils/tools/fio.py, iperf.py), the analysis merges them over workers and repetitions
+(plugin_utils/analysis/distributions.py), the reports show them (render_distributions.py)."""
 
 from __future__ import annotations
 
@@ -16,17 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records, parse_fio
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import histogram_percentile
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.distributions import CDF_POINTS, cdf_points, cell_distributions
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import inert
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_distributions import render_distributions_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records, parse_fio
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import histogram_percentile
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.distributions import CDF_POINTS, cdf_points, cell_distributions
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import inert
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_distributions import render_distributions_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_json, results_problems
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures'
 THREADS = (FIXTURES / 'fio' / 'fio-3.33-tiobench-threads.json+normal').read_text()

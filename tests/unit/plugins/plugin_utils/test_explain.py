@@ -1,8 +1,8 @@
-"""plugins/plugin_utils/explain.py: the evidence verdicts per run and per cell, the explained line,
+"""plugins/plugin_utils/explain/explain.py: the evidence verdicts per run and per cell, the explained line,
 and how the analysis, results.json, results.csv, report.md and report.html carry them.
 
 The observed parts of the records are made from the real capture of a dd run on this machine
-(tests/unit/fixtures/observe/host-dd-ext4-on-loop, summarized by module_utils/observe.py) and then
+(tests/unit/fixtures/observe/host-dd-ext4-on-loop, summarized by module_utils/observe/observe.py) and then
 varied where a case needs figures a capture cannot give on demand (a device at 97 %, 7 % steal, a
 compressing store): the variations are named in each test. Live runs that cause each verdict on
 real storage, CPU and links are in tests/integration/test_explain_live.py."""
@@ -15,16 +15,16 @@ import re
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.explain import (
     CSV_COLUMNS, explain_cell, record_figures, run_verdicts, write_figures)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_direction, record_synced
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_json, results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import record_direction, record_synced
 from ansible_collections.benchlab.bench.tests.unit.plugins.module_utils.test_observe import FIXTURES, host_summary
 
 MiB = 1024 * 1024
@@ -255,7 +255,7 @@ def test_a_guest_write_the_host_holds_is_named_at_the_host():
 def test_the_html_stack_draws_each_layers_bytes_down_to_the_host():
     """report.html's layer stack: the guest's layers, then the host's device under its disk, each
     device with a bar of its bytes written against the most any layer moved: the host's bar shrinks."""
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.explain_html import stack_svg
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.explain_html import stack_svg
     ex = explain_cell([guest_write([('sda', 3 * MiB)], dirty_mib=30)])[0]
     assert [(l['name'], l.get('host')) for l in ex['stack'] if 'write_bytes' in l] == [
         ('loop1', None), ('vda', None), ('sda', 'hv')], ex['stack']

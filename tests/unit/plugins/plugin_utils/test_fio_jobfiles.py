@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fio job files as people write them: moved into the work directory (module_utils/fio.py), named by
+"""fio job files as people write them: moved into the work directory (module_utils/tools/fio.py), named by
 a matrix and checked on the controller before any host is touched (plugin_utils/jobfiles.py), the
 content part of the run key. The job files are tests/unit/fixtures/fio/jobs; `fio --parse-only` runs
 for real where fio is installed."""
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import (
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import (
     effective_job_options, job_file_in_workdir, job_file_text, parse_only_problem)
-from ansible_collections.benchlab.bench.plugins.module_utils.fiojob import check_fio_job, parse_job_file
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan, unit_checks
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fiojob import check_fio_job, parse_job_file
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import MatrixError, expand_plan, unit_checks
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys
 
 JOBS = Path(__file__).resolve().parents[2] / 'fixtures' / 'fio' / 'jobs'
 WORK = '/srv/bench/benchlab-fio-abc123'

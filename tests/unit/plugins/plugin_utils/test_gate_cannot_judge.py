@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The regression gate fails when it cannot judge (plugin_utils/regress.py, history `latest`).
+"""The regression gate fails when it cannot judge (plugin_utils/analysis/regress.py, history `latest`).
 
 Before: a candidate 10x slower with n=1 ended "no regression" (too little data was no failure), a
 baseline cell missing from the candidate too, and candidate=latest took the newest *complete* run,
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import load_run, store_run
-from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import load_run, store_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.regress import (
     CompareError, compare_runs, describe_unjudged, gate_outcome, judge)
 
 

@@ -1,11 +1,11 @@
-"""The variance gate (plugin_utils/gate.py) and trap detection (plugin_utils/traps.py)."""
+"""The variance gate (plugin_utils/plan/gate.py) and trap detection (plugin_utils/explain/traps.py)."""
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status, next_runs
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.gate import gate_status, next_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
 
 MATRIX = {
     'name': 'gate', 'repetitions': 3, 'baseline': 'quiet',
@@ -211,9 +211,9 @@ def test_tables_per_test_and_sweep_point():
 
 
 def test_every_format_shows_the_fraction_of_runs_flagged():
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown, render_terminal
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_csv
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
     records = [rec('w', 'base', v) for v in (100, 101, 99)] + [rec('w', 'up', v) for v in (100, 102, 98)]
     for r in records[3:5]:
         r['params']['guards']['quiet'] = False

@@ -22,9 +22,9 @@ import pytest
 
 from ansible_collections.benchlab.bench.tests.unit.helpers import FIXTURES, collections_root
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_pg, history_sqlite, history_store
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import history, history_pg, history_sqlite, history_store
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import (
     HistoryError, copy_history, list_runs, load_run, open_store, store_run)
 
 
@@ -173,7 +173,7 @@ WRITER = textwrap.dedent('''
     sys.path.insert(0, sys.argv[1])
     sys.path.insert(0, sys.argv[2])
     from test_history import make_doc
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.history import store_run
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import store_run
     db, who, n = sys.argv[3], sys.argv[4], int(sys.argv[5])
     for i in range(n):
         doc = make_doc('2026120%sT22%04dZ-%s' % (who, i, who * 6), '2026-12-0%sT22:00:00Z' % who,

@@ -1,5 +1,5 @@
-"""The host below a run, observed through the one run path (plugin_utils/runpath.py observer_phases,
-amend_records), its figures (module_utils/observe.py: the guest's cgroup, the kernel threads, a
+"""The host below a run, observed through the one run path (plugin_utils/plan/runpath.py observer_phases,
+amend_records), its figures (module_utils/observe/observe.py: the guest's cgroup, the kernel threads, a
 sampler cut to another machine's window) and what the explanation makes of them (explain.py
 host_verdict, host_cost). The live side: tests/integration/test_host_observe_live.py."""
 
@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.observe import (
+from ansible_collections.benchlab.bench.plugins.module_utils.observe.observe import (
     cgroup_cpu_ns, cgroup_of_pid, crop_samples, kthread_ticks, summarize)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.explain import explain_cell, host_cost, run_verdicts
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.explain import explain_cell, host_cost, run_verdicts
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runpath import (
     CLOCK_SLACK_S, CLOCK_TOLERANCE_S, amend_records, by_name, clock_reading, clock_shift, clocks_apart, drbd_peers,
     local_observers, observer_args, observer_phases, phase_args, plan_batches, run_guards, start_guards, stop_left_observers,
     with_clock)
-from ansible_collections.benchlab.bench.plugins.module_utils.workdir import create_workdir, proc_start_time, update_marker
-from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import plan_schedule
+from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import create_workdir, proc_start_time, update_marker
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.schedule import plan_schedule
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'unit' / 'fixtures' / 'observe' / 'host-guest-cgroup'
 GUEST = {'bench_hypervisor_host': 'hv', 'bench_hypervisor_disk': '/var/lib/benchlab/bl/bl-g2.img',

@@ -21,8 +21,8 @@ import yaml
 
 from ansible_collections.benchlab.bench.tests.unit.helpers import fixture_text
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils import imports
-from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import ImportProblem, import_manifest, read_confined
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run import imports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.imports import ImportProblem, import_manifest, read_confined
 
 SECRET = 'root:$6$benchlab-test-secret-7f3a9c$not-a-real-hash:19000:0:99999:7:::\n'
 TOKEN = 'benchlab-test-secret-7f3a9c'

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import MatrixError, expand_plan
 
 CORPUS = yaml.safe_load((Path(__file__).resolve().parents[2] / 'fixtures' / 'hostile' / 'matrices.yml').read_text())['cases']
 
@@ -29,7 +29,7 @@ def test_hostile_matrix_is_rejected_naming_the_field(case):
 
 @pytest.mark.parametrize('run_id', ['../../etc', '..', 'a/b', '/abs', '', 'x' * 200, 'a..b', '.hidden', 'id;rm -rf ~', 'é', None])
 def test_run_id_cannot_leave_the_output_directory(run_id, tmp_path):
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir
     with pytest.raises(ValueError) as e:
         RunDir(str(tmp_path), run_id)
     assert 'run_id' in str(e.value)
@@ -37,7 +37,7 @@ def test_run_id_cannot_leave_the_output_directory(run_id, tmp_path):
 
 
 def test_generated_run_ids_are_accepted(tmp_path):
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, new_run_id
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir, new_run_id
     d = RunDir(str(tmp_path), new_run_id())
     d.write_text('x.txt', 'x')
     assert (tmp_path / d.run_id / 'x.txt').read_text() == 'x'

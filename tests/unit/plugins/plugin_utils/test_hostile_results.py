@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, current_run, read_jsonl, repair_jsonl
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir, current_run, read_jsonl, repair_jsonl
 
 from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_nothing_lost import callback  # noqa: F401  pylint: disable=unused-import
 

@@ -26,11 +26,11 @@ import yaml
 from ansible.executor.stats import AggregateStats
 
 from ansible_collections.benchlab.bench.plugins.lookup.run_state import LookupModule
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import load_run
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys, resume_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import read_jsonl
-from ansible_collections.benchlab.bench.plugins.plugin_utils.validation import checked_records, record_problems
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import load_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys, resume_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import read_jsonl
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.validation import checked_records, record_problems
 from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask, fixture_text
 
 from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_nothing_lost import PLAN, callback  # noqa: F401  pylint: disable=unused-import

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/plugin_utils/imports.py: hand-run outputs through the tools' own parsers (captured
+"""plugins/plugin_utils/run/imports.py: hand-run outputs through the tools' own parsers (captured
 fixtures and the field reports' raw outputs shipped in playbooks/files/imports), the manifest's
 validation errors, and the reference reports' printed figures reproduced."""
 
@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils.bonnie import bonnie_records
-from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
-from ansible_collections.benchlab.bench.plugins.module_utils.dd import dd_record
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import ImportProblem, import_manifest
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.bonnie import bonnie_records
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import dbench_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.dd import dd_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.sysbench import sysbench_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.imports import ImportProblem, import_manifest
 from ansible_collections.benchlab.bench.plugins.plugin_utils.benchmarks.dd import dd_table
 
 REPO = Path(__file__).resolve().parents[4]
@@ -272,8 +272,8 @@ def test_test_given_for_an_output_with_several_tests_is_refused(tmp_path):
 def test_report_header_says_imported_and_from_which_manifest():
     """A run made by playbooks/import.yml says so at the top of report.md and report.html, naming
     its manifest; a run that measured something has no such line."""
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
     path = EXAMPLES / 'reference-000' / 'manifest.yml'
     records, _hosts, plan = import_manifest(str(path))
     analysis = analyze(records, plan)
@@ -293,7 +293,7 @@ def test_report_header_says_imported_and_from_which_manifest():
 def test_a_manifest_error_names_an_over_long_value_without_repeating_it():
     """Before: the manifest's schema error quoted the offending value verbatim (a whole file pasted
     into a label, a 20,000-character label)."""
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import schema_problems
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.run.imports import schema_problems
     manifest = {'name': 'm', 'entries': [{'cell': 'a', 'tool': 'dd', 'text': '1 bytes copied, 1 s, 1 B/s',
                                           'labels': {'note': 'z' * 20000}}]}
     (problem,) = schema_problems(manifest)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.ioping import ioping_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import matrix, toolinfo
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.tooltables import tool_tables
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.ioping import ioping_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import toolinfo
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan import matrix
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.tooltables import tool_tables
 from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_imports import write_manifest
 
 UNIT = toolinfo.unit('ioping')
@@ -27,7 +28,7 @@ def test_the_metric_names_are_the_parsers(read_fixture):
 
 
 def test_hand_run_output_imports(tmp_path):
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.imports import import_manifest
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.run.imports import import_manifest
     manifest = {'name': 'latency', 'baseline': 'plain', 'entries': [
         {'cell': 'plain', 'tool': 'ioping', 'file': 'ioping-1.3-read-c10.txt', 'labels': {'storage': 'ext4'}},
         {'cell': 'plain', 'tool': 'ioping', 'file': 'ioping-1.3-direct-c10.txt', 'labels': {'storage': 'ext4'}},

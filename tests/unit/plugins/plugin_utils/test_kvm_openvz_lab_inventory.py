@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan, validate_matrix
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan, validate_matrix
 
 LAB = Path(__file__).resolve().parents[4] / 'inventories' / 'lab'
 

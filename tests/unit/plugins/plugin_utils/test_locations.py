@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugin_utils/locations.py: the one resolver of the report directory and the history database
+"""plugin_utils/run/locations.py: the one resolver of the report directory and the history database
 (callback, compare_runs action, run_state lookup)."""
 
 import os
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils import locations
-from ansible_collections.benchlab.bench.plugins.plugin_utils.locations import history_db, report_dir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run import locations
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.locations import history_db, report_dir
 
 
 def test_report_dir_order(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/plugin_utils/matrix.py: validation (schemas/matrix-v1.json + semantic checks) and expansion."""
+"""plugins/plugin_utils/plan/matrix.py: validation (schemas/matrix-v1.json + semantic checks) and expansion."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import (
     DEFAULT_REPETITIONS, MatrixError, expand_plan, validate_matrix)
 
 EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'matrix.yml'
@@ -231,7 +231,7 @@ def test_bad_methodology_names_the_field(matrix, methodology, message):
 
 
 def test_long_runs_and_runs_with_a_timeout_go_async():
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import estimate_s, run_timing, DEFAULT_METHODOLOGY
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import estimate_s, run_timing, DEFAULT_METHODOLOGY
     m = dict(DEFAULT_METHODOLOGY)
     assert estimate_s('iperf', {'time': 60}) == 62
     assert estimate_s('dbench', {'clients': [1, 4], 'time': 10}) == 24
@@ -253,9 +253,9 @@ def test_timing_reaches_the_runs(matrix):
 
 
 def test_max_other_cpu_pct_reaches_every_run(matrix):
-    """The not_quiet threshold (module_utils/guards.py) from the matrix, per benchmark over the
+    """The not_quiet threshold (module_utils/run/guards.py) from the matrix, per benchmark over the
     matrix's, the guards' default otherwise; the guards every run gets are ones the module accepts."""
-    from ansible_collections.benchlab.bench.plugins.module_utils.guards import DEFAULTS, normalize
+    from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import DEFAULTS, normalize
     plan = expand_plan(matrix, HOSTS)
     assert {r['guards']['max_other_cpu_pct'] for r in plan['runs']} == {DEFAULTS['max_other_cpu_pct']}
     m = dict(matrix, methodology={'max_other_cpu_pct': 35})

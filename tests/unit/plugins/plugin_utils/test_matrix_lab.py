@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import (
     MatrixError, expand_plan, run_params, validate_matrix)
 
 LAB = Path(__file__).resolve().parents[4] / 'inventories' / 'local' / 'group_vars' / 'all' / 'lab_matrix.yml'

@@ -2,13 +2,13 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A matrix's dbench `loadfile` is checked on the controller when the controller has the file
-(the dbench unit's check_params, the module's own check module_utils/dbench.loadfile_problem),
+(the dbench unit's check_params, the module's own check module_utils/tools/dbench.loadfile_problem),
 before any host is touched: the problem names the field, the file and the line."""
 
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.benchmarks import dbench as dbench_unit
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import MatrixError, expand_plan
 
 # load-file lines that reach outside the work directory (issue 27 finding: Deltree/Unlink/WriteX with ..)
 HOSTILE_LOAD_LINES = [

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""n is the number of repetitions, never of workers: plugin_utils/measurements.py, its use by the
+"""n is the number of repetitions, never of workers: plugin_utils/analysis/measurements.py, its use by the
 analysis, the variance gate and resume, and the report callback's repetition stamp. Records of the
 concurrent iperf pairs are built with the module's own record builder over real iperf3 output."""
 
@@ -9,18 +9,18 @@ import copy
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.fio import fio_records
-from ansible_collections.benchlab.bench.plugins.module_utils.iperf import iperf_records
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import measurements
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import resume_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import stamp
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.fio import fio_records
+from ansible_collections.benchlab.bench.plugins.module_utils.tools.iperf import iperf_records
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.gate import gate_status
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.measurements import measurements
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown, render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import resume_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runpath import stamp
 
 
 def _pair_record(read_fixture, pair, rep, scale=1.0, cell='lan'):
@@ -161,8 +161,8 @@ def test_the_run_path_stamps_the_context_of_the_run_that_made_the_records():
 
 
 def test_results_document_and_report_say_workers_and_n(pairs, read_fixture):
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_json, results_problems
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown
     import json
     text = read_fixture('fio/fio-3.33-tiobench-threads.json+normal')
     recs = list(pairs)
@@ -211,8 +211,8 @@ def test_single_stream_has_no_workers(read_fixture):
 
 
 def test_dbench_clients_and_sysbench_threads_say_their_aggregate(read_fixture):
-    from ansible_collections.benchlab.bench.plugins.module_utils.dbench import dbench_record
-    from ansible_collections.benchlab.bench.plugins.module_utils.sysbench import sysbench_record
+    from ansible_collections.benchlab.bench.plugins.module_utils.tools.dbench import dbench_record
+    from ansible_collections.benchlab.bench.plugins.module_utils.tools.sysbench import sysbench_record
     rec = dbench_record(read_fixture('dbench/dbench-4.0-4clients.txt'))
     assert validate_record(rec) == []
     assert rec['workers'] == {'count': 4, 'kind': 'dbench clients',
@@ -276,7 +276,7 @@ def test_records_without_times_are_summed_as_before(pairs):
 
 
 def test_together_is_pure_arithmetic():
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.measurements import together
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.measurements import together
     recs = [{'started': '2026-01-01T00:00:00.000Z', 'duration_s': 10.0},
             {'started': '2026-01-01T00:00:05.000Z', 'duration_s': 10.0}]
     assert together(recs) == {'together_s': 5.0, 'fraction': 0.5, 'spread_s': 5.0}

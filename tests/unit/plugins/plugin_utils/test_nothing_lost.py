@@ -19,11 +19,13 @@ from contextlib import contextmanager
 import pytest
 from ansible.executor.stats import AggregateStats
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import history, history_sqlite, history_store, reports, rundir
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import HistoryError, list_runs, load_run, store_run
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (OutputDirError, RunDir, check_output_dir,
-                                                                            current_run, read_jsonl, repair_jsonl)
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history import history, history_sqlite, history_store
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report import reports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run import rundir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import HistoryError, list_runs, load_run, store_run
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import (OutputDirError, RunDir, check_output_dir,
+                                                                                current_run, read_jsonl, repair_jsonl)
 from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask
 
 

@@ -7,7 +7,7 @@ Per tool: the matrix schema's params (plugin_utils/schemas/matrix-v1.json) are g
 module's options and its benchmark unit (plugins/plugin_utils/benchmarks/<tool>.py: NOT_PARAMS,
 PARAMS, PLAN_PARAMS) by tests/utils/benchmark_units.py; the drift test names every option the
 schema lacks or has too much, and a stale generated file. The params are a subset of the module's
-argument_spec with the same types and no default of their own; the run path (plugin_utils/runargs.py,
+argument_spec with the same types and no default of their own; the run path (plugin_utils/plan/runargs.py,
 used by benchlab.bench.run_benchmark) forwards every one of them; matrix.py takes the module's
 defaults from the module. The argument_spec is the real one: each module's main() runs until it
 builds its AnsibleModule.
@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils import matrix, runargs, toolinfo
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import toolinfo
 
+
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan import matrix, runargs
 REPO = Path(__file__).resolve().parents[4]
 SCHEMA = json.loads((REPO / 'plugins/plugin_utils/schemas/matrix-v1.json').read_text())
 # JSON Schema type -> the argument_spec types a value of it is accepted as
@@ -40,7 +42,7 @@ class _Captured(Exception):
 
 def argspec(tool, monkeypatch):
     """The argument_spec benchlab.bench.<tool>'s main() gives AnsibleModule (through
-    module_utils/benchrun.py run_module, or directly)."""
+    module_utils/run/benchrun.py run_module, or directly)."""
     from ansible.module_utils import basic
     mod = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.%s' % tool)
     seen = {}

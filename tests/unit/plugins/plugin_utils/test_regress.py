@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Two runs side by side and the regression decision (plugin_utils/regress.py)."""
+"""Two runs side by side and the regression decision (plugin_utils/analysis/regress.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import compare
-from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import CompareError, compare_runs, describe, judge
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import write_reports
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import compare
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.regress import CompareError, compare_runs, describe, judge
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import write_reports
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir
 
 
 # -- the decision ---------------------------------------------------------------------------

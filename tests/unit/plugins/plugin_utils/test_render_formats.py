@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import (
     environment_table, fmt_duration, missing_cells, progress_line, render_markdown, render_terminal, report_contents)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import COLUMNS, render_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import bar_count, render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import (
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import COLUMNS, render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import bar_count, render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import (
     finite, results_json, results_problems, write_reports)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir
 
 REPORT = Path(__file__).resolve().parents[2] / 'fixtures' / 'report'
 META = dict(run_id='20261202T141207Z-be3cfb', started='2026-12-02T14:12:07Z', finished='2026-12-02T14:13:10Z',

@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import ecma_pattern, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.regress import MAX_RUN_ID, comparison_id
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import ecma_pattern, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.regress import MAX_RUN_ID, comparison_id
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import (
     printable, progress_line, render_markdown, render_terminal)
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RUN_ID_RE, RunDir
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RUN_ID_RE, RunDir
 
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
 CASES = yaml.safe_load((FIXTURES / 'hostile' / 'labels.yml').read_text())['cases']
@@ -248,7 +248,7 @@ def test_long_comparison_ids_stay_distinct():
 ])
 def test_openvz_names_are_full_matches(spec, field):
     """A value with a trailing newline would reach vzctl/prlctl argv and the container's config."""
-    from ansible_collections.benchlab.bench.plugins.module_utils.openvz import OpenVZError, normalize
+    from ansible_collections.benchlab.bench.plugins.module_utils.guests.openvz import OpenVZError, normalize
     with pytest.raises(OpenVZError) as e:
         normalize(dict(spec, ostemplate='debian-12'))
     assert str(e.value).startswith(field)

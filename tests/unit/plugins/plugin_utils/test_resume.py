@@ -6,9 +6,9 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.benchlab.bench.plugins.filter.resume_plan import resume_plan as resume_filter
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import cell_key, resume_plan
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import cell_key, resume_plan
 
 MATRIX = {'name': 'r', 'repetitions': 3, 'methodology': {'warmup': True},
           'cells': [{'name': 'a', 'host': 'h1', 'path': '/var/tmp'}, {'name': 'b', 'host': 'h2', 'path': '/srv'}],
@@ -101,7 +101,7 @@ def test_filter_errors_name_the_problem():
 def test_stamped_cell_key_wins_over_the_previous_plan():
     """Attempt 1 measured size 8M, attempt 2 (16M) re-measured and rewrote plan.json; attempt 3
     (16M) must count only attempt 2's records, whatever plan.json says."""
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.resume import plan_keys
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.run.resume import plan_keys
     old = plan()
     matrix = copy.deepcopy(MATRIX)
     matrix['benchmarks'][0]['params']['size'] = '16M'

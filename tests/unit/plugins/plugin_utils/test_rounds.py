@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Rounds driven by the comparisons (plugin_utils/rounds.py) and the sequential test that keeps
-their verdicts valid (module_utils/inference.sequential).
+"""Rounds driven by the comparisons (plugin_utils/plan/rounds.py) and the sequential test that keeps
+their verdicts valid (module_utils/analysis/inference.sequential).
 
 The simulations run the real code: each comparison is concluded by verdicts.compared and
 verdicts.conclude_report (what analyze() calls), the stopping rule is rounds.decide, and a round
@@ -14,13 +14,13 @@ import random
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import look_weights, sequential
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.module_utils.stats import summarize
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rounds import at_look, comparisons, decide, next_round, run_costs
-from ansible_collections.benchlab.bench.plugins.plugin_utils.verdicts import compared, conclude_report
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import look_weights, sequential
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import summarize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.rounds import at_look, comparisons, decide, next_round, run_costs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.verdicts import compared, conclude_report
 
 FIRST, CAP = 3, 10      # the planned repetitions and max_repetitions of the simulated matrix
 SIMS = 1000

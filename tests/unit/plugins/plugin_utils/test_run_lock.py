@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One play writes a run (issue 27, finding 9): plugin_utils/rundir.py RunLock and lock_holder, with
+"""One play writes a run (issue 27, finding 9): plugin_utils/run/rundir.py RunLock and lock_holder, with
 real processes holding the lock (another Python process stands in for another ansible-playbook).
 
 Two runs started with the same run id both said "stored" while measurements went missing. The
@@ -18,15 +18,15 @@ import textwrap
 import pytest
 from ansible.executor.stats import AggregateStats
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import (LOCK_NAME, OutputDirError, RunDir, RunInUse,
-                                                                            RunLock, current_run, lock_holder)
+from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import (LOCK_NAME, OutputDirError, RunDir, RunInUse,
+                                                                                RunLock, current_run, lock_holder)
 from ansible_collections.benchlab.bench.tests.unit.helpers import CallbackResult, CallbackTask
 
 from ansible_collections.benchlab.bench.tests.unit.plugins.plugin_utils.test_nothing_lost import PLAN, callback  # noqa: F401  pylint: disable=unused-import
 
 HOLD = textwrap.dedent('''
     import sys
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.rundir import RunDir, RunLock
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.run.rundir import RunDir, RunLock
     lock = RunLock(RunDir(sys.argv[1], sys.argv[2]))
     lock.acquire()
     print('held', flush=True)

@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Issue 19 / 15 / 29: every run takes the one path (benchlab.bench.run_benchmark); what a batch
-holds and which phases a run needs (plugin_utils/runpath.py through schedule.plan_schedule), and the
+holds and which phases a run needs (plugin_utils/plan/runpath.py through schedule.plan_schedule), and the
 one planning path's host labels (matrix_plan labels_var)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.benchlab.bench.plugins.filter.matrix_plan import matrix_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import plan_schedule
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.schedule import plan_schedule
 
 
 def _matrix(tool='dd', params=None, hosts=('h1',), reps=1):
@@ -102,7 +102,7 @@ def test_tools_contending_hosts_and_together_steps_break_a_batch():
 
 
 def test_a_batch_holds_at_most_batch_max_runs(monkeypatch):
-    from ansible_collections.benchlab.bench.plugins.plugin_utils import runpath
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.plan import runpath
     monkeypatch.setattr(runpath, 'BATCH_MAX_RUNS', 2)
     plan = expand_plan(_matrix(params={'size': '8M'}, reps=5), inventory_hosts=['h1'])
     assert [len(b['hosts']['h1']['runs']) for b in _batches(plan, {'h1': {}})] == [2, 2, 1]

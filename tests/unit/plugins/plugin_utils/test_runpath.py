@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugins/plugin_utils/runpath.py: the phases a unit declares (iperf's servers and concurrent pairs),
+"""plugins/plugin_utils/plan/runpath.py: the phases a unit declares (iperf's servers and concurrent pairs),
 what a run's guards and a phase's options take from earlier phases, and what a batch's results
 come to (Outcome): records stamped and stored as each run ends, failures named per run."""
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.runpath import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.runpath import (
     Outcome, PhaseError, by_name, phase_args, phase_problems, phase_run_args, run_guards, run_phases, start_delay_s)
 
 PAIRS = [{'client_host': 'c2', 'server_host': 's2', 'server_address': '10.0.0.2'},

@@ -2,7 +2,7 @@
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """scenarios/<name>: every matrix (real lab, local rendition, qemu rendition) passes the matrix schema
-and names only hosts of the inventory it is meant for (plugin_utils/matrix.py validate_matrix), and
+and names only hosts of the inventory it is meant for (plugin_utils/plan/matrix.py validate_matrix), and
 every scenario has the files its README promises."""
 
 from pathlib import Path
@@ -11,7 +11,7 @@ import jinja2
 import pytest
 import yaml
 
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import validate_matrix
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import validate_matrix
 
 REPO = Path(__file__).resolve().parents[4]
 SCENARIOS = sorted(p for p in (REPO / 'scenarios').iterdir() if p.is_dir())

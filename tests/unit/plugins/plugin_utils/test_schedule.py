@@ -6,9 +6,9 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.benchlab.bench.plugins.filter.schedule_runs import schedule_runs as schedule_filter
-from ansible_collections.benchlab.bench.plugins.module_utils.guards import GuardError, apply_guards, normalize
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.schedule import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import GuardError, apply_guards, normalize
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.schedule import (
     ScheduleError, contention, host_resources, plan_schedule, schedule_runs)
 
 HOSTS = ['g1', 'g2', 'g3', 'g4', 'bare']

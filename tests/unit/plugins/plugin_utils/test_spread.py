@@ -1,20 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Where an inconclusive comparison's spread comes from (plugin_utils/spread.py), and the report
+"""Where an inconclusive comparison's spread comes from (plugin_utils/analysis/spread.py), and the report
 saying it with what settling it would cost."""
 
 from __future__ import annotations
 
 import json
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_problems
-from ansible_collections.benchlab.bench.plugins.plugin_utils.spread import noise_of, run_costs, settle_s, side_spread
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.spread import noise_of, run_costs, settle_s, side_spread
 
 
 def rec(cell, rep, value, await_ms=1.0, flags=(), steal=0.0, quiet=True, duration=2.0, ios=64, tool_cpu=None):

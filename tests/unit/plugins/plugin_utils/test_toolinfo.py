@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugin_utils/toolinfo.py, the tool table made of the benchmark units (plugins/plugin_utils/benchmarks/<tool>.py):
+"""plugin_utils/common/toolinfo.py, the tool table made of the benchmark units (plugins/plugin_utils/benchmarks/<tool>.py):
 every matrix tool has its unit, the parsers' records carry its names, the record schema, the quiesce
 guard's process names, runargs.MODULES and the install lists all come from it."""
 
@@ -9,9 +9,12 @@ import json
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils import bonnie, record, sysbench
-from ansible_collections.benchlab.bench.plugins.plugin_utils import compat, runargs, toolinfo, validation
-from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import matrix_tool, record_tool
+from ansible_collections.benchlab.bench.plugins.module_utils.run import record
+
+from ansible_collections.benchlab.bench.plugins.module_utils.tools import bonnie, sysbench
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import compat, toolinfo, validation
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan import runargs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import matrix_tool, record_tool
 
 
 def test_every_matrix_tool_has_its_entry():
@@ -36,7 +39,7 @@ def test_the_parsers_carry_the_tables_record_names():
 def test_the_record_schema_takes_the_tool_names_from_the_table():
     names = toolinfo.record_names()
     assert set(names) >= {'dd', 'bonnie++', 'sysbench', 'iperf3', 'iperf', 'compress', 'fio'}
-    assert record.table_record_names() == names     # what module_utils/record.py reads as data
+    assert record.table_record_names() == names     # what module_utils/run/record.py reads as data
     assert record.load_schema()['properties']['tool']['enum'] == names
     assert validation.load_schema(validation.RECORD_SCHEMA_FILE)['properties']['tool']['enum'] == names
     rec = record.new_record('nosuchtool', 'write', {'throughput': record.metric(1.0, 'MB/s')})

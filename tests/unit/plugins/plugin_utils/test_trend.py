@@ -18,10 +18,10 @@ import pytest
 
 from ansible_collections.benchlab.bench.tests.unit.helpers import FIXTURES
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import trend
-from ansible_collections.benchlab.bench.plugins.plugin_utils.history import open_store
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_trend import (
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import trend
+from ansible_collections.benchlab.bench.plugins.plugin_utils.history.history import open_store
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_trend import (
     trend_csv, trend_html, trend_json, trend_markdown, trend_terminal)
 
 with open(os.path.join(FIXTURES, 'trend', 'reference.json')) as _f:

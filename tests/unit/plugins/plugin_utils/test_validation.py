@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plugin_utils/validation.py: one loader/cache and one path style for the matrix, results.json
-and the record (module_utils/record.py) problems."""
+"""plugin_utils/common/validation.py: one loader/cache and one path style for the matrix, results.json
+and the record (module_utils/run/record.py) problems."""
 
-from ansible_collections.benchlab.bench.plugins.module_utils.record import json_path, metric, new_record, validate_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils import validation
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import json_path, metric, new_record, validate_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.common import validation
 
 
 def test_one_path_style():
@@ -40,5 +40,5 @@ def test_schema_loaded_and_validator_built_once():
 
 def test_results_schema_takes_the_record_tool_names_from_the_registry():
     """results.json refers to the record schema's tool: the record names of the tool table."""
-    from ansible_collections.benchlab.bench.plugins.plugin_utils.toolinfo import record_names
+    from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import record_names
     assert validation.load_schema(validation.RECORD_SCHEMA_FILE)['properties']['tool']['enum'] == record_names()

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Every comparison of a report concludes (plugin_utils/verdicts.py), corrected across the report,
-and the variance gate's precision target (plugin_utils/gate.py: target_ci_pct)."""
+"""Every comparison of a report concludes (plugin_utils/analysis/verdicts.py), corrected across the report,
+and the variance gate's precision target (plugin_utils/plan/gate.py: target_ci_pct)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ import json
 
 import pytest
 
-from ansible_collections.benchlab.bench.plugins.module_utils.inference import adjust
-from ansible_collections.benchlab.bench.plugins.module_utils.record import metric, new_record
-from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis import analyze, charted_metric
-from ansible_collections.benchlab.bench.plugins.plugin_utils.gate import gate_status, next_runs
-from ansible_collections.benchlab.bench.plugins.plugin_utils.matrix import MatrixError, expand_plan
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render import render_markdown, render_terminal
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_csv import render_summary_csv
-from ansible_collections.benchlab.bench.plugins.plugin_utils.render_html import render_html
-from ansible_collections.benchlab.bench.plugins.plugin_utils.reports import results_json, results_problems
-from ansible_collections.benchlab.bench.plugins.plugin_utils.verdicts import VerdictError, correction_method
+from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import adjust
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze, charted_metric
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.gate import gate_status, next_runs
+from ansible_collections.benchlab.bench.plugins.plugin_utils.plan.matrix import MatrixError, expand_plan
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import render_markdown, render_terminal
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_csv import render_summary_csv
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render_html import render_html
+from ansible_collections.benchlab.bench.plugins.plugin_utils.report.reports import results_json, results_problems
+from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.verdicts import VerdictError, correction_method
 
 # (benchmark, cell) -> repetitions; base is every benchmark's baseline
 VALUES = {
