@@ -47,10 +47,11 @@ options:
     description:
       - Number of files of the file tests (C(-n)) in multiples of 1024, or bonnie++'s
         C(number:max:min:dirs) form, such as V(16) or V(64:4096:1024:16). V(0) skips the file tests.
+      - At least 0.
     type: str
     default: '16'
   runs:
-    description: Number of bonnie++ runs in one call (C(-x)); each run gives its own record.
+    description: Number of bonnie++ runs in one call (C(-x)); each run gives its own record. From 1 to 100.
     type: int
     default: 1
   fast:
@@ -311,21 +312,25 @@ def bonnie_argv(bonnie_bin, p, data, size_mib, r_mib, files, pw, name):
     return argv
 
 
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
+    path=dict(type='path', required=True),
+    size=dict(type='str'),
+    ram=dict(type='str'),
+    files=dict(type='str', default='16', minimum=0),
+    runs=dict(type='int', default=1, minimum=1, maximum=100),
+    fast=dict(type='bool', default=False),
+    sync=dict(type='bool', default=False),
+    direct=dict(type='bool', default=False),
+    machine=dict(type='str'),
+    user=dict(type='str'),
+)
+OPTIONS.update(COMMON_ARGS)
+
+
 def main():
-    argument_spec = dict(
-        path=dict(type='path', required=True),
-        size=dict(type='str'),
-        ram=dict(type='str'),
-        files=dict(type='str', default='16'),
-        runs=dict(type='int', default=1),
-        fast=dict(type='bool', default=False),
-        sync=dict(type='bool', default=False),
-        direct=dict(type='bool', default=False),
-        machine=dict(type='str'),
-        user=dict(type='str'),
-    )
-    argument_spec.update(COMMON_ARGS)
-    run_module(argument_spec, one_run)
+    run_module(OPTIONS, one_run)
 
 
 def one_run(module):
@@ -334,8 +339,6 @@ def one_run(module):
     path = p['path']
     if not os.path.isdir(path):
         module.fail_json(msg='path %s does not exist or is not a directory' % path)
-    if p['runs'] < 1:
-        module.fail_json(msg='runs must be 1 or more, got %s' % p['runs'])
     files = str(p['files']).strip()
     if not FILES_RE.fullmatch(files):
         module.fail_json(msg="files: %r is not a file count or bonnie++'s number:max:min:dirs form "

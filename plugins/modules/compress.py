@@ -69,12 +69,14 @@ options:
       - Compression level passed as C(-<level>) to every compressor. Default is each tool's own
         default, passed explicitly (bzip2 9, gzip 6, xz 6, zstd 3).
       - Must be valid for every listed compressor (bzip2 and gzip 1-9, xz 0-9, zstd 1-19).
+      - From 0 to 19.
     type: int
   threads:
     description:
       - Threads for xz and zstd (C(-T<n>); 0 means one per core), for both compression and
         decompression. bzip2 and gzip are single-threaded and ignore it (the record says so).
       - Default is 1 (passed explicitly, because xz 5.6 and later otherwise use every core).
+      - From 0 to 1024.
     type: int
 notes:
   - Check mode returns the commands that would run (C(cmd), C(cmds)) without writing anything.
@@ -275,19 +277,23 @@ def validate(module, p):
     return size, compressors, levels, path
 
 
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
+    path=dict(type='path'),
+    size=dict(type='str', default='32M'),
+    seed=dict(type='int', default=42),
+    input=dict(type='path'),
+    compressors=dict(type='list', elements='str', default=['bzip2'], choices=sorted(COMPRESSORS),
+                     aliases=['tools', 'algorithms']),
+    level=dict(type='int', minimum=0, maximum=19),
+    threads=dict(type='int', minimum=0, maximum=1024),
+)
+OPTIONS.update(COMMON_ARGS)
+
+
 def main():
-    argument_spec = dict(
-        path=dict(type='path'),
-        size=dict(type='str', default='32M'),
-        seed=dict(type='int', default=42),
-        input=dict(type='path'),
-        compressors=dict(type='list', elements='str', default=['bzip2'], choices=sorted(COMPRESSORS),
-                         aliases=['tools', 'algorithms']),
-        level=dict(type='int'),
-        threads=dict(type='int'),
-    )
-    argument_spec.update(COMMON_ARGS)
-    run_module(argument_spec, one_run)
+    run_module(OPTIONS, one_run)
 
 
 def one_run(module):

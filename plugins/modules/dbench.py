@@ -30,11 +30,13 @@ options:
   clients:
     description:
       - The numbers of simulated clients, one run each, in this order.
+      - Each from 1 to 4096.
     type: list
     elements: int
     default: [1]
   time:
     description: Run time of each run in seconds (C(dbench -t)). dbench needs at least 2 s to report anything.
+      From 2 to 86400.
     type: int
     default: 60
   loadfile:
@@ -67,6 +69,7 @@ options:
       - Stop a run that has not finished after this many seconds (with C(timeout)), and fail.
         dbench never ends on its own with a loadfile it cannot use.
       - Default is twice O(time) plus 120 seconds (for dbench's cleanup phase).
+      - From 1 to 172800.
     type: int
 notes:
   - The records' C(test) is the loadfile's name without C(.txt) (V(client) for the standard load).
@@ -186,12 +189,6 @@ def validate(module, p):
     """(timeout limit, loadfile), or a failure naming the option."""
     if not p['clients']:
         module.fail_json(msg='clients: give at least one client count')
-    bad = [c for c in p['clients'] if c < 1]
-    if bad:
-        module.fail_json(msg='clients: every client count must be 1 or more, got %s' % bad)
-    if p['time'] < MIN_TIME:
-        module.fail_json(msg='time must be at least %d seconds (dbench reports nothing for shorter runs), got %s'
-                             % (MIN_TIME, p['time']))
     limit = p['timeout'] if p['timeout'] is not None else 2 * p['time'] + 120
     if limit <= p['time']:
         module.fail_json(msg='timeout (%s s) must be longer than time (%s s)' % (limit, p['time']))
@@ -243,19 +240,23 @@ def checked_copy(br, p, loadfile, data):
     return copy
 
 
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
+    path=dict(type='path', required=True),
+    clients=dict(type='list', elements='int', default=[1], minimum=1, maximum=4096),
+    time=dict(type='int', default=60, minimum=MIN_TIME, maximum=86400),
+    loadfile=dict(type='path'),
+    sync=dict(type='bool', default=False),
+    sync_dirs=dict(type='bool', default=False),
+    fsync=dict(type='bool', default=False),
+    timeout=dict(type='int', minimum=1, maximum=172800),
+)
+OPTIONS.update(COMMON_ARGS)
+
+
 def main():
-    argument_spec = dict(
-        path=dict(type='path', required=True),
-        clients=dict(type='list', elements='int', default=[1]),
-        time=dict(type='int', default=60),
-        loadfile=dict(type='path'),
-        sync=dict(type='bool', default=False),
-        sync_dirs=dict(type='bool', default=False),
-        fsync=dict(type='bool', default=False),
-        timeout=dict(type='int'),
-    )
-    argument_spec.update(COMMON_ARGS)
-    run_module(argument_spec, one_run)
+    run_module(OPTIONS, one_run)
 
 
 def one_run(module):

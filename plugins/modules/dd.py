@@ -333,25 +333,24 @@ def dd_argv(dd_bin, source, dest, bs, count, test, p, direct):
     return argv
 
 
-def argument_spec():
-    """The module's options (DOCUMENTATION says the same) plus the shared ones."""
-    spec = dict(
-        path=dict(type='path', required=True),
-        test=dict(type='str', choices=['write', 'read', 'copy'], default='write'),
-        size=dict(type='str', default='256M'),
-        bs=dict(type='str', default='1M'),
-        input=dict(type='path'),
-        data=dict(type='str', choices=['random', 'zero'], default='random'),
-        data_dir=dict(type='path'),
-        drop_caches=dict(type='bool', default=True),
-        direct=dict(type='bool', default=False),
-        fdatasync=dict(type='bool', default=True),
-        destructive=dict(type='bool', default=False),
-        force=dict(type='bool', default=False),
-        keep=dict(type='bool', default=False),
-    )
-    spec.update(COMMON_ARGS)
-    return spec
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
+    path=dict(type='path', required=True),
+    test=dict(type='str', choices=['write', 'read', 'copy'], default='write'),
+    size=dict(type='str', default='256M'),
+    bs=dict(type='str', default='1M'),
+    input=dict(type='path'),
+    data=dict(type='str', choices=['random', 'zero'], default='random'),
+    data_dir=dict(type='path'),
+    drop_caches=dict(type='bool', default=True),
+    direct=dict(type='bool', default=False),
+    fdatasync=dict(type='bool', default=True),
+    destructive=dict(type='bool', default=False),
+    force=dict(type='bool', default=False),
+    keep=dict(type='bool', default=False),
+)
+OPTIONS.update(COMMON_ARGS)
 
 
 def clear_copied_head(path, size):
@@ -370,7 +369,7 @@ def clear_copied_head(path, size):
 
 
 def main():
-    run_module(argument_spec(), one_run)
+    run_module(OPTIONS, one_run)
 
 
 def one_run(module):

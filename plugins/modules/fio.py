@@ -69,6 +69,7 @@ options:
     default: 256M
   runtime:
     description: Run time limit in seconds; with O(time_based) the job runs for exactly this long.
+      From 1 to 86400.
     type: int
   time_based:
     description: Keep running for O(runtime) seconds even after O(size) is done.
@@ -79,7 +80,7 @@ options:
     type: str
     default: psync
   iodepth:
-    description: I/O depth for asynchronous engines.
+    description: I/O depth for asynchronous engines. From 1 to 65536.
     type: int
     default: 1
   numjobs:
@@ -87,6 +88,7 @@ options:
       - Number of workers (clones) of the job, run at once. They are one measurement - the record's
         metrics are their aggregate (fio's C(group_reporting) arithmetic), each worker's figures are in
         C(workers.detail) - never several repetitions.
+      - From 1 to 1024.
     type: int
     default: 1
   direct:
@@ -96,7 +98,7 @@ options:
     type: bool
     default: true
   rwmixread:
-    description: Percentage of reads for mixed workloads.
+    description: Percentage of reads for mixed workloads. From 0 to 100.
     type: int
   end_fsync:
     description: fsync the file at the end of a write job (included in the result).
@@ -244,20 +246,22 @@ BS_OPTIONS = ('bs', 'blocksize', 'bsrange', 'blocksize_range', 'bssplit', 'ba', 
 LAYOUT_BS = 1024 * 1024
 
 
-ARGUMENT_SPEC = dict(
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
     path=dict(type='path', required=True),
     name=dict(type='str', default='bench'),
     rw=dict(type='str', default='randread',
             choices=['read', 'write', 'randread', 'randwrite', 'rw', 'readwrite', 'randrw', 'trim', 'randtrim']),
     bs=dict(type='str', default='4k'),
     size=dict(type='str', default='256M'),
-    runtime=dict(type='int'),
+    runtime=dict(type='int', minimum=1, maximum=86400),
     time_based=dict(type='bool', default=False),
     ioengine=dict(type='str', default='psync'),
-    iodepth=dict(type='int', default=1),
-    numjobs=dict(type='int', default=1),
+    iodepth=dict(type='int', default=1, minimum=1, maximum=65536),
+    numjobs=dict(type='int', default=1, minimum=1, maximum=1024),
     direct=dict(type='bool', default=True),
-    rwmixread=dict(type='int'),
+    rwmixread=dict(type='int', minimum=0, maximum=100),
     end_fsync=dict(type='bool', default=True),
     options=dict(type='dict', default={}),
     job_file=dict(type='path'),
@@ -267,7 +271,8 @@ ARGUMENT_SPEC = dict(
     destructive=dict(type='bool', default=False),
     force=dict(type='bool', default=False),
 )
-ARGUMENT_SPEC.update(COMMON_ARGS)
+OPTIONS.update(COMMON_ARGS)
+CONSTRAINTS = dict(mutually_exclusive=[('job_file', 'job_file_content')])
 
 
 def layout_key(p):
@@ -370,9 +375,6 @@ def validate(module, p):
                 raise UnitError('must be greater than zero')
         except UnitError as e:
             module.fail_json(msg='%s: %s' % (key, e))
-    for key in ('runtime', 'iodepth', 'numjobs', 'rwmixread'):
-        if p[key] is not None and p[key] < (0 if key == 'rwmixread' else 1):
-            module.fail_json(msg='%s must be a positive number, got %s' % (key, p[key]))
     for key in p['options']:
         if not key.replace('_', '').isalnum():
             module.fail_json(msg='options: %r is not a fio option name' % key)
@@ -498,7 +500,7 @@ def options_run(br, p, fio_bin, workdir):
 
 
 def main():
-    run_module(ARGUMENT_SPEC, one_run, mutually_exclusive=[('job_file', 'job_file_content')])
+    run_module(OPTIONS, one_run, **CONSTRAINTS)
 
 
 def one_run(module):

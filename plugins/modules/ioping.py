@@ -33,6 +33,7 @@ options:
     default: read
   count:
     description: The number of requests (C(ioping -c)); the first is the warm-up and not counted.
+      From 2 to 10000000.
     type: int
     default: 100
   interval:
@@ -66,6 +67,7 @@ options:
     default: false
   time:
     description: Stop after this many seconds (C(ioping -w)) even when O(count) requests were not made yet.
+      From 1 to 86400.
     type: int
 notes:
   - The record's C(test) is O(mode); its C(params) say the request size, the working set, the options
@@ -139,9 +141,6 @@ OPTIONS = ('mode', 'count', 'interval', 'size', 'work_size', 'direct', 'sync', '
 
 def validate(module, p):
     """A failure naming the option, or nothing."""
-    if p['count'] < 2:
-        module.fail_json(msg='count must be at least 2 (the first request is the warm-up and never counted), got %s'
-                             % p['count'])
     if not INTERVAL_RE.match(p['interval'].strip()):
         module.fail_json(msg='interval: %r is not a time ioping reads (e.g. 0, 10ms, 1s)' % p['interval'])
     for key in ('size', 'work_size'):
@@ -152,28 +151,30 @@ def validate(module, p):
             module.fail_json(msg='%s: %r is not a request size (e.g. 4k, 1m): %s' % (key, p[key], e))
     if parse_size(p['work_size']) < parse_size(p['size']):
         module.fail_json(msg='work_size (%s) must hold at least one request of size %s' % (p['work_size'], p['size']))
-    if p['time'] is not None and p['time'] < 1:
-        module.fail_json(msg='time must be at least 1 second, got %s' % p['time'])
     if not os.path.isdir(p['path']):
         module.fail_json(msg='path %s does not exist or is not a directory' % p['path'])
 
 
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
+    path=dict(type='path', required=True),
+    mode=dict(type='str', choices=['read', 'write'], default='read'),
+    count=dict(type='int', default=100, minimum=2, maximum=10000000),
+    interval=dict(type='str', default='0'),
+    size=dict(type='str', default='4k'),
+    work_size=dict(type='str', default='1m'),
+    direct=dict(type='bool', default=True),
+    sync=dict(type='bool', default=False),
+    dsync=dict(type='bool', default=False),
+    linear=dict(type='bool', default=False),
+    time=dict(type='int', minimum=1, maximum=86400),
+)
+OPTIONS.update(COMMON_ARGS)
+
+
 def main():
-    argument_spec = dict(
-        path=dict(type='path', required=True),
-        mode=dict(type='str', choices=['read', 'write'], default='read'),
-        count=dict(type='int', default=100),
-        interval=dict(type='str', default='0'),
-        size=dict(type='str', default='4k'),
-        work_size=dict(type='str', default='1m'),
-        direct=dict(type='bool', default=True),
-        sync=dict(type='bool', default=False),
-        dsync=dict(type='bool', default=False),
-        linear=dict(type='bool', default=False),
-        time=dict(type='int'),
-    )
-    argument_spec.update(COMMON_ARGS)
-    run_module(argument_spec, one_run)
+    run_module(OPTIONS, one_run)
 
 
 def one_run(module):

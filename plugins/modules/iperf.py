@@ -53,7 +53,7 @@ options:
         server listens on the test address only.
     type: str
   port:
-    description: The server port. Default V(5201) for iperf3, V(5001) for iperf2.
+    description: The server port. Default V(5201) for iperf3, V(5001) for iperf2. From 1 to 65535.
     type: int
   version:
     description: V(3) runs C(iperf3), V(2) runs C(iperf) (iperf2).
@@ -61,7 +61,7 @@ options:
     choices: [3, 2]
     default: 3
   time:
-    description: Seconds to transmit (C(-t)).
+    description: Seconds to transmit (C(-t)). From 1 to 86400.
     type: int
     default: 10
   reverse:
@@ -86,6 +86,7 @@ options:
       - Server, iperf 2 with O(udp=true) only - the streams the clients will run. With more than
         one, the server listens on a port per stream where the installed iperf 2 can, and returns
         C(incr_dstport=true).
+      - From 1 to 128.
     type: int
     default: 1
   window:
@@ -367,9 +368,6 @@ def client_warnings(p):
 def check_client(module, p):
     if not p['server']:
         module.fail_json(msg='server is required with role=client')
-    for key in ('time', 'parallel'):
-        if p[key] < 1:
-            module.fail_json(msg='%s must be at least 1, got %s' % (key, p[key]))
 
 
 def measure_client(br, argv, p, records_args):
@@ -487,28 +485,32 @@ def client_main(module, p):
         br.exit(bench_result=records[0], bench_results=records)
 
 
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
+    role=dict(type='str', choices=['client', 'server'], default='client'),
+    state=dict(type='str', choices=['started', 'stopped'], default='started'),
+    pid=dict(type='int'),
+    server=dict(type='str'),
+    bind=dict(type='str'),
+    port=dict(type='int', minimum=1, maximum=65535),
+    version=dict(type='int', choices=[3, 2], default=3),
+    time=dict(type='int', default=10, minimum=1, maximum=86400),
+    reverse=dict(type='bool', default=False),
+    parallel=dict(type='int', default=1, minimum=1, maximum=128),
+    window=dict(type='str'),
+    udp=dict(type='bool', default=False),
+    bandwidth=dict(type='str'),
+    incr_dstport=dict(type='bool', default=False),
+    spawn_server=dict(type='bool', default=False),
+    server_timeout=dict(type='int'),
+    grace=dict(type='float', default=2.0),
+)
+OPTIONS.update(COMMON_ARGS)
+
+
 def main():
-    argument_spec = dict(
-        role=dict(type='str', choices=['client', 'server'], default='client'),
-        state=dict(type='str', choices=['started', 'stopped'], default='started'),
-        pid=dict(type='int'),
-        server=dict(type='str'),
-        bind=dict(type='str'),
-        port=dict(type='int'),
-        version=dict(type='int', choices=[3, 2], default=3),
-        time=dict(type='int', default=10),
-        reverse=dict(type='bool', default=False),
-        parallel=dict(type='int', default=1),
-        window=dict(type='str'),
-        udp=dict(type='bool', default=False),
-        bandwidth=dict(type='str'),
-        incr_dstport=dict(type='bool', default=False),
-        spawn_server=dict(type='bool', default=False),
-        server_timeout=dict(type='int'),
-        grace=dict(type='float', default=2.0),
-    )
-    argument_spec.update(COMMON_ARGS)
-    run_module(argument_spec, one_run)
+    run_module(OPTIONS, one_run)
 
 
 def one_run(module):

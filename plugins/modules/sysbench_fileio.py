@@ -41,7 +41,7 @@ options:
     type: str
     default: 1G
   files:
-    description: Number of files the size is spread over (C(--file-num)).
+    description: Number of files the size is spread over (C(--file-num)). From 1 to 100000.
     type: int
     default: 128
   bs:
@@ -49,7 +49,7 @@ options:
     type: str
     default: 16K
   threads:
-    description: Number of threads (C(--threads)).
+    description: Number of threads (C(--threads)). From 1 to 4096.
     type: int
     default: 1
   direct:
@@ -57,7 +57,7 @@ options:
     type: bool
     default: false
   fsync_freq:
-    description: Call fsync() after this many requests, V(0) for never (C(--file-fsync-freq)).
+    description: Call fsync() after this many requests, V(0) for never (C(--file-fsync-freq)). At least 0.
     type: int
     default: 100
   fsync_end:
@@ -70,14 +70,15 @@ options:
     choices: [sync, async, mmap]
     default: sync
   rw_ratio:
-    description: Reads per write in V(rndrw) (C(--file-rw-ratio)); sysbench's default is 1.5.
+    description: Reads per write in V(rndrw) (C(--file-rw-ratio)); sysbench's default is 1.5. Greater than 0.
     type: float
   time:
     description: Run time in seconds (C(--time)); V(0) for no limit (then O(events) must be set).
+      From 0 to 86400.
     type: int
     default: 60
   events:
-    description: Stop after this many requests (C(--events)); V(0) for no limit.
+    description: Stop after this many requests (C(--events)); V(0) for no limit. At least 0.
     type: int
     default: 0
   drop_caches:
@@ -206,16 +207,8 @@ def validate(module, p):
         bs = parse_size(p['bs'])
     except UnitError as e:
         module.fail_json(msg='size/bs: %s' % e)
-    for key in ('files', 'threads'):
-        if p[key] < 1:
-            module.fail_json(msg='%s must be 1 or more, got %s' % (key, p[key]))
-    for key in ('fsync_freq', 'time', 'events'):
-        if p[key] < 0:
-            module.fail_json(msg='%s must not be negative, got %s' % (key, p[key]))
     if p['time'] == 0 and p['events'] == 0:
         module.fail_json(msg='time and events are both 0: the run would never end; set one of them')
-    if p['rw_ratio'] is not None and p['rw_ratio'] <= 0:
-        module.fail_json(msg='rw_ratio must be greater than zero, got %s' % p['rw_ratio'])
     if bs <= 0 or size <= 0:
         module.fail_json(msg='size and bs must be greater than zero (size=%s, bs=%s)' % (p['size'], p['bs']))
     if size // p['files'] < bs:
@@ -226,25 +219,29 @@ def validate(module, p):
     return size, bs
 
 
+# The options, once (module_utils/run/options.py): the argument spec and the bounds the module
+# checks; the matrix schema's params and the plan's option names are read from here too.
+OPTIONS = dict(
+    path=dict(type='path', required=True),
+    mode=dict(type='str', choices=list(MODES), default='rndrw'),
+    size=dict(type='str', default='1G'),
+    files=dict(type='int', default=128, minimum=1, maximum=100000),
+    bs=dict(type='str', default='16K'),
+    threads=dict(type='int', default=1, minimum=1, maximum=4096),
+    direct=dict(type='bool', default=False),
+    fsync_freq=dict(type='int', default=100, minimum=0),
+    fsync_end=dict(type='bool', default=True),
+    io_mode=dict(type='str', choices=['sync', 'async', 'mmap'], default='sync'),
+    rw_ratio=dict(type='float', exclusiveMinimum=0),
+    time=dict(type='int', default=60, minimum=0, maximum=86400),
+    events=dict(type='int', default=0, minimum=0),
+    drop_caches=dict(type='bool', default=True),
+)
+OPTIONS.update(COMMON_ARGS)
+
+
 def main():
-    argument_spec = dict(
-        path=dict(type='path', required=True),
-        mode=dict(type='str', choices=list(MODES), default='rndrw'),
-        size=dict(type='str', default='1G'),
-        files=dict(type='int', default=128),
-        bs=dict(type='str', default='16K'),
-        threads=dict(type='int', default=1),
-        direct=dict(type='bool', default=False),
-        fsync_freq=dict(type='int', default=100),
-        fsync_end=dict(type='bool', default=True),
-        io_mode=dict(type='str', choices=['sync', 'async', 'mmap'], default='sync'),
-        rw_ratio=dict(type='float'),
-        time=dict(type='int', default=60),
-        events=dict(type='int', default=0),
-        drop_caches=dict(type='bool', default=True),
-    )
-    argument_spec.update(COMMON_ARGS)
-    run_module(argument_spec, one_run)
+    run_module(OPTIONS, one_run)
 
 
 def one_run(module):

@@ -37,7 +37,7 @@ def test_check_mode_and_bad_arguments(env, tmp_path):
     assert rc == 0 and res['bench_dry_run']['tool'] == 'ioping' and '-W' in res['bench_dry_run']['argv'], res
     assert os.listdir(tmp_path) == []
     rc, status, res = module(env, 'ioping', {'path': str(tmp_path), 'count': 1})
-    assert rc != 0 and res['msg'].startswith('count must be at least 2')
+    assert rc != 0 and res['msg'] == 'count: 1 is less than the minimum of 2', res
 
 
 MATRIX = """---

@@ -178,15 +178,17 @@ options:
 '''
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.benchlab.bench.plugins.module_utils.run.common import COMMON_ARGS
+from ansible_collections.benchlab.bench.plugins.module_utils.run.options import argument_spec
 from ansible_collections.benchlab.bench.plugins.module_utils.tools.sleepbench import sleepbench_record
+
+OPTIONS = dict(path=dict(type='path', required=True), seconds=dict(type='int', default=1),
+               size=dict(type='str', default='1M'), mode=dict(type='str', default='plain'),
+               sync=dict(type='bool', default=False))
+OPTIONS.update(COMMON_ARGS)
 
 
 def main():
-    spec = dict(path=dict(type='path', required=True), seconds=dict(type='int', default=1),
-                size=dict(type='str', default='1M'), mode=dict(type='str', default='plain'),
-                sync=dict(type='bool', default=False))
-    spec.update(COMMON_ARGS)
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argument_spec(OPTIONS), supports_check_mode=True)
     module.exit_json(changed=True, bench_result=sleepbench_record(str(module.params['seconds'])))
 
 

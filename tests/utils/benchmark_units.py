@@ -38,6 +38,7 @@ TYPES = {'str': 'string', 'path': 'string', 'int': 'integer', 'float': 'number',
          'list': 'array', 'dict': 'object'}
 MARKUP = re.compile(r'\b([CIOVBMEU]|RV)\(([^()]*)\)')
 LINK = re.compile(r'\bL\(([^,()]*),[^()]*\)')
+BOUND_KEYS = ('minimum', 'exclusiveMinimum', 'maximum')   # module_utils/run/options.py's
 
 
 def _collection():
@@ -76,7 +77,16 @@ def param_schema(tool, name, option, override):
     if kind == 'list':
         items = {'enum': list(option['choices'])} if option.get('choices') else {'type': TYPES.get(option.get('elements', 'str'), 'string')}
         prop['items'] = items
+    limits = dict((k, option[k]) for k in BOUND_KEYS if k in option)   # the module's table: its bounds
+    if kind == 'list':
+        prop['items'].update(limits)
+    else:
+        prop.update(limits)
     override = copy.deepcopy(override or {})
+    misplaced = sorted(k for k in BOUND_KEYS if k in override or k in (override.get('items') or {}))
+    if misplaced:
+        raise DriftError('plugins/plugin_utils/benchmarks/%s.py PARAMS.%s: %s belong in the option table of '
+                         'plugins/modules/%s.py (OPTIONS), which the module checks too' % (tool, name, ', '.join(misplaced), tool))
     if 'enum' in override and option.get('choices') and not set(override['enum']) <= set(option['choices']):
         raise DriftError('plugins/plugin_utils/benchmarks/%s.py PARAMS.%s.enum: %s not among the choices of the module '
                          'option (%s)' % (tool, name, sorted(set(override['enum']) - set(option['choices'])),
@@ -175,10 +185,39 @@ def generated():
     return out
 
 
+def bounds_sentence(limits, is_list):
+    """How a module's DOCUMENTATION states an option's bounds (its table's), e.g. "From 1 to 1024."
+    ("Each from 1 to 4096." for a list's elements)."""
+    low, high, above = limits.get('minimum'), limits.get('maximum'), limits.get('exclusiveMinimum')
+    if low is not None:
+        text = 'from %s to %s' % (low, high) if high is not None else 'at least %s' % low
+    elif above is not None:
+        text = 'greater than %s' % above + (', at most %s' % high if high is not None else '')
+    else:
+        text = 'at most %s' % high
+    return 'Each %s.' % text if is_list else '%s%s.' % (text[0].upper(), text[1:])
+
+
+def doc_bound_problems():
+    """Every bounded option of a benchmark module whose DOCUMENTATION does not state its bounds."""
+    toolinfo, runargs = _collection()
+    problems = []
+    for tool in toolinfo.units():
+        for name, option in runargs.module_options(tool).items():
+            limits = dict((k, option[k]) for k in BOUND_KEYS if k in option)
+            if not limits:
+                continue
+            want = bounds_sentence(limits, option.get('type') == 'list')
+            if want not in plain(option.get('description')):
+                problems.append('plugins/modules/%s.py DOCUMENTATION: %s does not say "%s" (its bounds in OPTIONS)'
+                                % (tool, name, want))
+    return problems
+
+
 def drift():
     """What differs between the files and what the units and modules say, each naming the file and
     the part: [] when nothing does."""
-    problems = []
+    problems = doc_bound_problems()
     current = json.loads(MATRIX.read_text(encoding='utf-8'))
     want = matrix_schema(current)
     where = 'plugins/plugin_utils/schemas/matrix-v1.json'

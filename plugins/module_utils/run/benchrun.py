@@ -63,6 +63,7 @@ from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import (
     own_processes, process_mark, run_verdict)
 from ansible_collections.benchlab.bench.plugins.module_utils.observe.observe import (
     DEFAULT_INTERVAL_S, Observer, exited_totals, limited_by, route_interfaces, target_layers)
+from ansible_collections.benchlab.bench.plugins.module_utils.run.options import argument_spec as options_spec, bound_problems
 from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import C_LOCALE, CommandResult, fail
 from ansible_collections.benchlab.bench.plugins.module_utils.run.trapcodes import record_flags
 from ansible_collections.benchlab.bench.plugins.module_utils.run.workdir import (
@@ -571,13 +572,14 @@ def _spool_line(spool, doc):
             f.write(json.dumps(doc, sort_keys=True) + '\n')
 
 
-def _one(module, validator, item, run, batch, stop_file=None):
+def _one(module, validator, item, run, batch, stop_file=None, table=None):
     """The result of one run of a batch (the run ends in exit_json or fail_json; any error is its failure)."""
     if not isinstance(item, dict) or not isinstance(item.get('options'), dict):
         return dict(failed=True, msg='batch: each run is {options: {...}, timeout_s: ...}')
     checked = validator.validate(dict(item['options']))
-    if checked.error_messages:
-        return dict(failed=True, msg='; '.join(checked.error_messages))
+    problems = list(checked.error_messages) or bound_problems(table or {}, checked.validated_parameters)
+    if problems:
+        return dict(failed=True, msg='; '.join(problems))
     one = OneRun(module, checked.validated_parameters, item.get('timeout_s'), batch, stop_file)
     one.start_clock()
     try:
@@ -592,16 +594,22 @@ def _one(module, validator, item, run, batch, stop_file=None):
     return result
 
 
-def run_module(argument_spec, run, **constraints):
+def run_module(table, run, **constraints):
     """A benchmark module's main(): one run, ``run(AnsibleModule(...))``; or with the option
     ``batch`` ({runs: [{options, timeout_s}], spool}) every run of the batch in turn, in this one
     process, each with its own options checked against the module's argument spec, its result
     appended to the spool the moment it ends ({"start": i}, then {"done": i, "result": {...}}), and
     all of them returned as ``runs``. A failed run fails itself only. A file ``<spool>.stop`` (the
-    controller went away) stops the running tool and the batch."""
+    controller went away) stops the running tool and the batch. ``table``: the module's option table
+    (options.py): its argument spec, and the bounds checked after Ansible's own checks."""
+    argument_spec = options_spec(table)
     raw = basic._load_params() or {}
     if not raw.get('batch'):
-        run(basic.AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **constraints))
+        module = basic.AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **constraints)
+        problems = bound_problems(table, module.params)
+        if problems:
+            module.fail_json(msg='; '.join(problems))
+        run(module)
         return
     # the runs' own options are checked per run below; at the top only the batch counts
     relaxed = dict((k, dict(v, required=False)) for k, v in argument_spec.items())
@@ -620,7 +628,7 @@ def run_module(argument_spec, run, **constraints):
                 results.append(dict(failed=True, msg='not run: the controller that ran the batch went away'))
                 continue
             _spool_line(spool, {'start': len(results)})
-            results.append(_one(module, validator, item, run, shared, stop_file))
+            results.append(_one(module, validator, item, run, shared, stop_file, table))
             _spool_line(spool, {'done': len(results) - 1, 'result': results[-1]})
     except Interrupted as e:
         results.append(dict(failed=True, msg='stopped between runs: %s' % e))

@@ -34,8 +34,7 @@ NOT_PARAMS = {'path': "the cell's path"}
 PARAMS = {
     'size': {'$ref': '#/$defs/size'},
     'ram': {'$ref': '#/$defs/size'},
-    'files': {'type': ['string', 'integer'], 'pattern': '^[0-9]+(:[0-9]+(:[0-9]+(:[0-9]+)?)?)?$', 'minimum': 0},
-    'runs': {'minimum': 1, 'maximum': 100},
+    'files': {'type': ['string', 'integer'], 'pattern': '^[0-9]+(:[0-9]+(:[0-9]+(:[0-9]+)?)?)?$'},
     'machine': {'pattern': '^[A-Za-z0-9_.:-]+$'},
     'user': {'pattern': '^[a-z_][a-z0-9_-]{0,31}$'},
 }

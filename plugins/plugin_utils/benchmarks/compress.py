@@ -30,8 +30,6 @@ PARAMS = {
     'size': {'$ref': '#/$defs/size'},
     'input': {'$ref': '#/$defs/path'},
     'compressors': {'minItems': 1, 'uniqueItems': True},
-    'level': {'minimum': 0, 'maximum': 19},
-    'threads': {'minimum': 0, 'maximum': 1024},
 }
 
 

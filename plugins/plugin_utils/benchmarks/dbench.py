@@ -24,10 +24,8 @@ METRICS = [
 ]
 NOT_PARAMS = {'path': "the cell's path"}
 PARAMS = {
-    'clients': {'minItems': 1, 'items': {'type': 'integer', 'minimum': 1, 'maximum': 4096}},
-    'time': {'minimum': 2, 'maximum': 86400},
+    'clients': {'minItems': 1},
     'loadfile': {'$ref': '#/$defs/path'},
-    'timeout': {'minimum': 1, 'maximum': 172800},
 }
 
 

@@ -43,11 +43,7 @@ PARAMS = {
     'rw': {'enum': ['read', 'write', 'randread', 'randwrite', 'rw', 'readwrite', 'randrw']},
     'bs': {'$ref': '#/$defs/size'},
     'size': {'$ref': '#/$defs/size'},
-    'runtime': {'minimum': 1, 'maximum': 86400},
     'ioengine': {'pattern': '^[a-z0-9_]+$'},
-    'iodepth': {'minimum': 1, 'maximum': 65536},
-    'numjobs': {'minimum': 1, 'maximum': 1024},
-    'rwmixread': {'minimum': 0, 'maximum': 100},
     'options': {'propertyNames': {'pattern': '^[A-Za-z0-9_]+$'},
                 'additionalProperties': {'type': ['string', 'number', 'boolean']}},
 }

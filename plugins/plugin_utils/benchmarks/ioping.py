@@ -25,11 +25,9 @@ METRICS = [
 ]
 NOT_PARAMS = {'path': "the cell's path"}
 PARAMS = {
-    'count': {'minimum': 2, 'maximum': 10000000},
     'interval': {'pattern': '^[0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|min|h|hour)?$'},
     'size': {'$ref': '#/$defs/size'},
     'work_size': {'$ref': '#/$defs/size'},
-    'time': {'minimum': 1, 'maximum': 86400},
 }
 
 

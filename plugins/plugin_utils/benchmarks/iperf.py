@@ -43,9 +43,6 @@ NOT_PARAMS = {
     'incr_dstport': "the server phase's answer (an iperf 2 UDP server that listens on a port per stream)",
 }
 PARAMS = {
-    'port': {'minimum': 1, 'maximum': 65535},
-    'time': {'minimum': 1, 'maximum': 86400},
-    'parallel': {'minimum': 1, 'maximum': 128},
     'window': {'$ref': '#/$defs/size'},
     'bandwidth': {'pattern': '^[0-9]+(\\.[0-9]+)?[kKmMgG]?$'},
 }

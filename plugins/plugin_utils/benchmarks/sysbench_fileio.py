@@ -26,12 +26,6 @@ NOT_PARAMS = {'path': "the cell's path"}
 PARAMS = {
     'size': {'$ref': '#/$defs/size'},
     'bs': {'$ref': '#/$defs/size'},
-    'files': {'minimum': 1, 'maximum': 100000},
-    'threads': {'minimum': 1, 'maximum': 4096},
-    'fsync_freq': {'minimum': 0},
-    'rw_ratio': {'exclusiveMinimum': 0},
-    'time': {'minimum': 0, 'maximum': 86400},
-    'events': {'minimum': 0},
 }
 
 

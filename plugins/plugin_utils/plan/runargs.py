@@ -14,10 +14,12 @@ run's pair). Nothing here repeats a default.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 
 from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import SHARED_OPTIONS, unit, units, with_processes
 
+MODULES_PACKAGE = 'ansible_collections.benchlab.bench.plugins.modules'
 MODULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'modules')
 
 
@@ -35,11 +37,14 @@ def __getattr__(name):
 
 @functools.lru_cache(maxsize=None)
 def module_options(tool):
-    """The options of benchlab.bench.<tool> as its DOCUMENTATION states them (read without running
-    the module; ansible-test sanity holds the documentation equal to the argument_spec)."""
+    """The options of benchlab.bench.<tool>: its option table (the module's ``OPTIONS``: type, default,
+    choices, bounds; module_utils/run/options.py), each with its description from the module's
+    DOCUMENTATION (ansible-test sanity holds the documentation equal to the argument spec the table
+    makes)."""
     from ansible.parsing.plugin_docs import read_docstring
-    doc = read_docstring(os.path.join(MODULES_DIR, '%s.py' % tool)).get('doc') or {}
-    return dict(doc.get('options') or {})
+    table = importlib.import_module('%s.%s' % (MODULES_PACKAGE, tool)).OPTIONS
+    doc = (read_docstring(os.path.join(MODULES_DIR, '%s.py' % tool)).get('doc') or {}).get('options') or {}
+    return dict((name, dict(entry, description=(doc.get(name) or {}).get('description'))) for name, entry in table.items())
 
 
 def option_default(tool, name):

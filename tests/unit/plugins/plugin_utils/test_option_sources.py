@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: benchlab.bench contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 15 §1 / issue 29 §1 Options: the module's argument_spec is the source of every benchmark option.
+"""Options: the module's option table (``OPTIONS``, module_utils/run/options.py) is the source of every
+benchmark option, default and bound; its argument spec is the table without the bounds.
 
 Per tool: the matrix schema's params (plugin_utils/schemas/matrix-v1.json) are generated from the
 module's options and its benchmark unit (plugins/plugin_utils/benchmarks/<tool>.py: NOT_PARAMS,
@@ -176,3 +177,90 @@ def test_estimate_follows_the_default():
     # dd at the module's default size (256M = 268 MB) at the conservative 50 MB/s
     assert matrix.estimate_s('dd', {}) == pytest.approx(268.435456 / 50.0)
     assert matrix.estimate_s('sysbench_fileio', {'time': 10}) == pytest.approx(10 + 1073.741824 / 100.0)
+
+
+# -- one table per option (module_utils/run/options.py): bounds declared once, refused alike ----------
+
+def _bounded():
+    """(tool, option, bound, value just beyond it) for every bound of every benchmark module's table."""
+    from ansible_collections.benchlab.bench.plugins.module_utils.run.options import bounds
+    out = []
+    for tool in runargs.MODULES:
+        table = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.%s' % tool).OPTIONS
+        for name, limits in sorted(bounds(table).items()):
+            for bound, limit in sorted(limits.items()):
+                beyond = limit + 1 if bound == 'maximum' else limit if bound == 'exclusiveMinimum' else limit - 1
+                value = [beyond] if table[name].get('type') == 'list' else beyond
+                out.append(pytest.param(tool, name, value, id='%s-%s-%s' % (tool, name, bound)))
+    return out
+
+
+def _module_failure(tool, args, capsys):
+    from ansible_collections.benchlab.bench.tests.unit.plugins.modules.helper import patch_module_args
+    mod = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.%s' % tool)
+    with patch_module_args(dict(args, guards={'quiesce': False}, observe_interval_s=0)):
+        with pytest.raises(SystemExit):
+            mod.main()
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize('tool,name,value', _bounded())
+def test_the_matrix_and_the_module_refuse_a_value_beyond_a_bound_with_the_same_message(tool, name, value, tmp_path, capsys):
+    """The bound is the module's table's; the matrix schema has it from there (generated), and both
+    say the validator's words: 'numjobs: 5000 is greater than the maximum of 1024'."""
+    bench = {'name': 'b', 'tool': tool, 'params': {name: value}}
+    if tool == 'iperf':
+        bench['params']['server_host'] = 'h'
+    with pytest.raises(matrix.MatrixError) as refused:
+        matrix.validate_matrix({'name': 'm', 'cells': [{'name': 'c', 'host': 'h', 'path': str(tmp_path)}],
+                                'benchmarks': [bench]})
+    said = [p.split('.params.', 1)[1] for p in refused.value.problems if '.params.' in p]
+    assert len(said) == 1, refused.value.problems
+    args = dict({'path': str(tmp_path)} if 'path' in runargs.module_options(tool) else {}, **{name: value})
+    result = _module_failure(tool, args, capsys)
+    assert result.get('failed') and result['msg'] == said[0], (result, said)
+    assert list(tmp_path.iterdir()) == []   # refused before anything was made
+
+
+def test_the_module_checks_the_bounds_of_each_run_of_a_batch(tmp_path, capsys):
+    spool = tmp_path / 'spool'
+    result = _module_failure('fio', {'batch': {'spool': str(spool), 'runs': [
+        {'options': {'path': str(tmp_path), 'numjobs': 5000}, 'timeout_s': 60}]}}, capsys)
+    assert result['runs'][0]['failed'] and result['runs'][0]['msg'] == 'numjobs: 5000 is greater than the maximum of 1024'
+
+
+def test_bounds_belong_in_the_table_not_in_a_unit(monkeypatch):
+    """A bound written into a unit's PARAMS again (a second source) is named, with where it belongs."""
+    unit = toolinfo.unit('fio')
+    monkeypatch.setitem(unit.PARAMS, 'numjobs', {'maximum': 64})
+    where = r'benchmarks/fio.py PARAMS.numjobs: maximum belong in the option table of plugins/modules/fio.py'
+    with pytest.raises(benchmark_units.DriftError, match=where):
+        benchmark_units.tool_params('fio')
+
+
+def test_a_changed_bound_and_a_doc_that_does_not_state_it_are_named(monkeypatch):
+    """The drift test on a broken copy of the table: the schema no longer matches, and the module's
+    DOCUMENTATION no longer states the bound."""
+    table = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.fio').OPTIONS
+    monkeypatch.setitem(table, 'numjobs', dict(table['numjobs'], maximum=2048))
+    runargs.module_options.cache_clear()
+    try:
+        problems = benchmark_units.drift()
+    finally:
+        runargs.module_options.cache_clear()
+    assert 'plugins/modules/fio.py DOCUMENTATION: numjobs does not say "From 1 to 2048." (its bounds in OPTIONS)' in problems
+    assert any('$defs.fio_params.properties.numjobs differs from what the module and its unit say' in p for p in problems)
+
+
+def test_the_argument_spec_is_the_table_without_its_bounds(monkeypatch):
+    from ansible_collections.benchlab.bench.plugins.module_utils.run.options import BOUND_KEYS, bound_problems
+    for tool in runargs.MODULES:
+        table = importlib.import_module('ansible_collections.benchlab.bench.plugins.modules.%s' % tool).OPTIONS
+        spec = argspec(tool, monkeypatch)
+        assert set(spec) == set(table)
+        for name, entry in table.items():
+            assert spec[name] == dict((k, v) for k, v in entry.items() if k not in BOUND_KEYS), (tool, name)
+    table = {'n': {'type': 'int', 'minimum': 1}, 'f': {'type': 'str', 'minimum': 0}, 'c': {'type': 'list', 'maximum': 4}}
+    assert bound_problems(table, {'n': True, 'f': '64:4096', 'c': [1, 5, 4]}) == ['c[1]: 5 is greater than the maximum of 4']
+    assert bound_problems(table, {'n': 0, 'f': '-1', 'c': None}) == [
+        'f: -1 is less than the minimum of 0', 'n: 0 is less than the minimum of 1']
