@@ -26,6 +26,7 @@ import random
 
 from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import (
     ALPHA, StatsError, as_summary, betainc, delta_pct, slower_pct, t_cdf, t_ppf, welch)
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
 
 POWER = 0.8
 MARGIN_PCT = 5.0
@@ -397,7 +398,7 @@ def conclude(c, b, better, margin_pct=MARGIN_PCT, alpha=ALPHA, robust=True):
     with fewer than two values on a side), p_equivalence the TOST's. For skewed data `robust` holds
     the rank test and the bootstrap; select_test() lets them decide when they can, finish() adds the
     verdict. robust=False leaves them out (a sequential comparison: Welch and the TOST decide)."""
-    if margin_pct is None or isinstance(margin_pct, bool) or not isinstance(margin_pct, (int, float)) or margin_pct < 0:
+    if margin_pct is None or not is_number(margin_pct) or margin_pct < 0:
         raise StatsError('equivalence_margin_pct must be a number >= 0, got %r' % (margin_pct,))
     out = dict(test='welch', p=None, p_equivalence=None, mde_pct=None, equivalence_margin_pct=float(margin_pct),
                robust=None, reason=None, n_pair=(c['n'], b['n']))

@@ -15,6 +15,8 @@ fraction, as in Numerical Recipes 6.4); quantiles are found by Newton steps on t
 import functools
 import math
 
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
+
 ALPHA = 0.05
 
 
@@ -118,7 +120,7 @@ def _numbers(values):
     for v in values:
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or math.isinf(v):
+        if not is_number(v) or math.isnan(v) or math.isinf(v):
             raise StatsError('not a finite number: %r' % (v,))
         out.append(float(v))
     return out

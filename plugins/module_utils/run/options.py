@@ -21,6 +21,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
+
 BOUND_KEYS = ('minimum', 'exclusiveMinimum', 'maximum')
 
 
@@ -47,7 +49,7 @@ def value_problem(value, limits):
     which also takes a number) against its bounds, in the matrix schema's words, or None."""
     if isinstance(value, str) and INTEGER_TEXT.match(value.strip()):
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         return None
     if isinstance(value, float) and value % 1 == 0:   # (never for inf or nan: their remainder is nan)
         value = int(value)   # Ansible made a float option's 0 into 0.0; the matrix says 0, as it was given

@@ -200,7 +200,9 @@ UNIT_RANGES = {
 SELF_CONSISTENCY = 0.10
 
 
-def _number(x):
+def is_number(x):
+    """An int or a float, not a bool (which Python counts as an int): the one test of a number every
+    parser, check and renderer uses."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -213,7 +215,7 @@ def plausibility_problems(rec):
     metrics = rec.get('metrics') if isinstance(rec, dict) and isinstance(rec.get('metrics'), dict) else {}
     for name in sorted(metrics, key=str):
         m = metrics[name]
-        if not isinstance(m, dict) or not _number(m.get('value')) or m.get('unit') not in UNIT_RANGES:
+        if not isinstance(m, dict) or not is_number(m.get('value')) or m.get('unit') not in UNIT_RANGES:
             continue
         value, unit = m['value'], m['unit']
         if not math.isfinite(value):
@@ -224,7 +226,7 @@ def plausibility_problems(rec):
             problems.append('metrics.%s.value: %.6g %s is beyond what any machine measures (at most %.6g %s): a '
                             'damaged or forged record' % (name, value, unit, UNIT_RANGES[unit], unit))
     duration = rec.get('duration_s') if isinstance(rec, dict) else None
-    if _number(duration) and UNIT_RANGES['s'] < duration < float('inf'):  # a negative one: the schema's minimum
+    if is_number(duration) and UNIT_RANGES['s'] < duration < float('inf'):  # a negative one: the schema's minimum
         problems.append('duration_s: %.6g s is beyond what any run lasts (at most %.6g s)' % (duration, UNIT_RANGES['s']))
     problems.extend(_self_consistency(metrics))
     return problems
@@ -233,7 +235,7 @@ def plausibility_problems(rec):
 def _self_consistency(metrics):
     values = dict((k, metrics[k].get('value')) for k, unit in (('bytes', 'bytes'), ('elapsed', 's'), ('throughput', 'MB/s'))
                   if isinstance(metrics.get(k), dict) and metrics[k].get('unit') == unit)
-    if len(values) < 3 or not all(_number(v) and 0 < v < float('inf') for v in values.values()):
+    if len(values) < 3 or not all(is_number(v) and 0 < v < float('inf') for v in values.values()):
         return []
     implied = values['bytes'] / values['elapsed'] / 1e6
     if abs(implied - values['throughput']) <= SELF_CONSISTENCY * max(implied, values['throughput']):

@@ -15,7 +15,7 @@ import os
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.tools.fiojob import split_names
-from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number, metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import tail
 from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import histogram_percentile
 
@@ -66,7 +66,7 @@ def fio_version(doc):
 
 def _num(d, key, where):
     v = d.get(key)
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if not is_number(v):
         raise FioParseError('fio JSON: %s.%s is missing or not a number (%r)' % (where, key, v))
     return float(v)
 
@@ -116,7 +116,7 @@ def _bins(clat):
         for k, v in raw.items():
             key = float(k)
             # a latency below zero or not finite, or a count not finite, is no histogram of fio's
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
+            if not is_number(v) or not math.isfinite(v) or v < 0 \
                     or not math.isfinite(key) or key < 0:
                 return None
             out[key] = out.get(key, 0) + int(v)
@@ -179,7 +179,7 @@ def _direction_rates(parts, single):
         return bw, _num(part, 'iops', where)
     io = sum(_io_bytes(p, w) for p, w in parts)
     runtimes = [p.get('runtime') for p, _skip in parts]
-    if all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in runtimes) and max(runtimes) > 0:
+    if all(is_number(r) for r in runtimes) and max(runtimes) > 0:
         runtime_s = max(runtimes) / 1000.0
         if all('total_ios' in p for p, _skip in parts):
             iops = sum(_num(p, 'total_ios', w) for p, w in parts) / runtime_s
@@ -202,7 +202,7 @@ def _direction_lat_mean(lats, parts):
     weights = []
     for lat, w, p in means:
         n = lat.get('N')
-        if isinstance(n, bool) or not isinstance(n, (int, float)):
+        if not is_number(n):
             n = p.get('total_ios', 0)
         weights.append(float(n or 0))
     total = sum(weights)

@@ -26,7 +26,7 @@ import math
 import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.run.common import first_line, quote_line
-from ansible_collections.benchlab.bench.plugins.module_utils.run.record import metric, new_record
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number, metric, new_record
 from ansible_collections.benchlab.bench.plugins.module_utils.run.runner import tail
 
 CSV_RE = re.compile(r'^\d{14}(?:\.\d+)?,')
@@ -80,7 +80,7 @@ def error_lines(*texts):
 
 def _num(d, key, where):
     v = d.get(key) if isinstance(d, dict) else None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if not is_number(v):
         raise IperfParseError('iperf3 JSON: %s.%s is missing or not a number (%r)' % (where, key, v))
     return float(v)
 
@@ -176,10 +176,10 @@ def _iperf3_intervals(intervals):
         if not isinstance(summ, dict) or summ.get('omitted'):
             continue
         bps, sec = summ.get('bits_per_second'), summ.get('seconds')
-        if isinstance(bps, bool) or not isinstance(bps, (int, float)) or not math.isfinite(bps) or bps < 0:
+        if not is_number(bps) or not math.isfinite(bps) or bps < 0:
             continue
         values.append(bps / 1e6)
-        if isinstance(sec, (int, float)) and not isinstance(sec, bool) and sec > 0:
+        if is_number(sec) and sec > 0:
             seconds.append(float(sec))
     return values, (sum(seconds) / len(seconds) if seconds else None)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import SEQUENTIAL_METHOD
 from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import summarize
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.distributions import cell_distributions
 from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.explain import (
     evidence_denies_elision, evidence_rates, explain_cell, merge_flags)
@@ -176,7 +177,7 @@ def _by_design(records, metric):
     for r in records:
         asked = (r.get('params') or {}).get(metric)
         value = r['metrics'][metric]['value']
-        if isinstance(asked, bool) or not isinstance(asked, (int, float)) or value is None or float(asked) != value:
+        if not is_number(asked) or value is None or float(asked) != value:
             return False
     return True
 

@@ -27,6 +27,7 @@ import calendar
 import math
 import re
 
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.grouping import benchmark_of, cell_of
 from ansible_collections.benchlab.bench.plugins.plugin_utils.explain.traps import NOT_TOGETHER, record_codes
 
@@ -53,7 +54,7 @@ def _start(rec):
     secs = calendar.timegm(tuple(int(x) for x in m.groups()[:6]) + (0, 0, 0))
     guards = (rec.get('params') or {}).get('guards') if isinstance(rec.get('params'), dict) else None
     offset = guards.get('clock_offset_s') if isinstance(guards, dict) else None
-    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not math.isfinite(offset):
+    if not is_number(offset) or not math.isfinite(offset):
         offset = 0.0
     return secs + (float(frac) if frac else 0.0) - offset, (10.0 ** -(len(frac) - 1) if frac else 1.0)
 
@@ -66,7 +67,7 @@ def together(recs):
     spans, precision = [], 0.0
     for r in recs:
         start, d = _start(r), r.get('duration_s')
-        if start is None or isinstance(d, bool) or not isinstance(d, (int, float)) or d <= 0:
+        if start is None or not is_number(d) or d <= 0:
             return None
         spans.append((start[0], start[0] + d))
         precision = max(precision, start[1])

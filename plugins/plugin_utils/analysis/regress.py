@@ -34,6 +34,7 @@ import re
 
 from ansible_collections.benchlab.bench.plugins.module_utils.analysis.inference import compare, tost
 from ansible_collections.benchlab.bench.plugins.module_utils.analysis.stats import ALPHA
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.analysis import analyze
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.grouping import benchmark_of, cell_of
 
@@ -63,7 +64,7 @@ def judge(candidate, baseline, better, threshold, alpha=ALPHA):
 
 
 def _check_threshold(threshold):
-    if threshold is None or isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
+    if threshold is None or not is_number(threshold) or threshold < 0:
         raise CompareError('regression_threshold must be a number >= 0 (percent), got %r' % (threshold,))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
 from ansible_collections.benchlab.bench.plugins.plugin_utils.analysis.grouping import counted
 
 # Steal above this share of the CPU during a run: the hypervisor below took the CPU from it.
@@ -85,7 +86,7 @@ def _bottom_latency(rec):
 
 def _tool_cpu_pct(rec):
     pct = (((rec.get('observed') or {}).get('cpu')) or {}).get('tool_cpu_pct')
-    return float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) else None
+    return float(pct) if is_number(pct) else None
 
 
 def side_spread(records, metric):

@@ -51,6 +51,7 @@ import os
 import yaml
 
 from ansible_collections.benchlab.bench.plugins.module_utils.run.guards import is_address
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
 from ansible_collections.benchlab.bench.plugins.plugin_utils.common.toolinfo import unit
 
 # The most runs of one host in one batch: a longer batch saves nothing more, and one module
@@ -583,8 +584,7 @@ def clock_reading(before, out, after):
 
 
 def _is_reading(clock):
-    return isinstance(clock, dict) and all(
-        isinstance(clock.get(k), (int, float)) and not isinstance(clock.get(k), bool) for k in ('offset_s', 'error_s'))
+    return isinstance(clock, dict) and all(is_number(clock.get(k)) for k in ('offset_s', 'error_s'))
 
 
 def clocks_apart(run):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from ansible_collections.benchlab.bench.plugins.module_utils.run.record import is_number
 from ansible_collections.benchlab.bench.plugins.module_utils.run.units import format_bytes
 from ansible_collections.benchlab.bench.plugins.plugin_utils.report.render import printable
 
@@ -202,7 +203,7 @@ def _nums(values):
     """The numbers of a stored series (anything else, such as text a changed file holds, as a gap)."""
     if not isinstance(values, list):
         return []
-    return [v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+    return [v if is_number(v) and math.isfinite(v) else None
             for v in values]
 
 
