@@ -162,6 +162,8 @@ def test_lab_bench_runs_on_guests_over_ssh_and_tears_down_after_a_failure(tmp_pa
     assert proc.returncode != 0, out[-4000:]
     assert 'lab_bench: ' in out and 'boom' in out, out[-4000:]
     assert out.index('Tear the lab down, always') < out.index('Fail the run if a play failed')
+    # every batch's task is named for its benchmarks, also where the first host is not in the batch
+    assert 'template error' not in out and 'Benchmark dd-write' in out, out[-4000:]
     # Ansible reached both guests over SSH, at their lab addresses
     assert '%s -> %s(%s)' % ('localhost', G1, A1) in out or ('[%s]' % G1) in out
     runs = run_dirs(tmp_path / 'runs')
